@@ -1,0 +1,32 @@
+# kruise-rs developer entry points. Every target shows progress and fails with a reason.
+.PHONY: help test testbed-up testbed-down testbed-status testbed-build crds crds-check fmt lint
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
+
+test: ## run all tests: fmt, CRD staleness, clippy, unit + e2e on the local testbed (started and stopped if not running)
+	hack/test.sh
+
+testbed-up: ## start the local control plane + kwok nodes (NODES=3); builds binaries on first use
+	hack/testbed/testbed.sh up --nodes $(or $(NODES),3)
+
+testbed-down: ## stop the testbed (WIPE=1 also deletes its data)
+	hack/testbed/testbed.sh down $(if $(WIPE),--wipe,)
+
+testbed-status: ## show testbed processes, memory and nodes
+	hack/testbed/testbed.sh status
+
+testbed-build: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
+	hack/testbed/build.sh
+
+crds: ## regenerate config/crd/bases from the Rust types
+	cargo run -q -p kruise-api --bin kruise-crdgen -- config/crd/bases
+
+crds-check: ## fail if config/crd/bases is stale
+	cargo run -q -p kruise-api --bin kruise-crdgen -- --check
+
+fmt: ## format the Rust code
+	cargo fmt --all
+
+lint: ## clippy with warnings as errors
+	cargo clippy --workspace --all-targets -- -D warnings

@@ -1,0 +1,380 @@
+//! End-to-end test support for kruise-rs.
+//!
+//! Every e2e test runs against the real testbed (`hack/testbed/testbed.sh up`): a kube-apiserver,
+//! controller-manager and scheduler with kwok fake nodes. This crate gives tests:
+//!
+//! - [`TestEnv::connect`]: a client for the testbed's admin kubeconfig (path from
+//!   `KRUISE_TESTBED_KUBECONFIG`, else the testbed's fixed path), failing with instructions when
+//!   the testbed is not running;
+//! - [`TestNamespace`]: a throwaway namespace per test, deleted when dropped;
+//! - [`wait_for`] and [`wait_for_object`]: polling with a timeout and a failure message that says
+//!   what was awaited and what was last seen;
+//! - [`kubectl`]: runs the testbed's kubectl against the same cluster.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{DeleteParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+
+/// Errors of the e2e helpers. Tests usually `.expect()` them; the messages are written for that.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The testbed kubeconfig is missing or the apiserver does not answer.
+    #[error(
+        "the kruise-rs testbed is not reachable ({0}); start it with `make testbed-up` \
+         (hack/testbed/testbed.sh up) or point KRUISE_TESTBED_KUBECONFIG at a kubeconfig"
+    )]
+    TestbedUnavailable(String),
+    /// A wait timed out.
+    #[error("timed out after {timeout:?} waiting for {what}; last observed: {last}")]
+    Timeout {
+        /// What was awaited.
+        what: String,
+        /// The timeout.
+        timeout: Duration,
+        /// Debug rendering of the last observation.
+        last: String,
+    },
+    /// An API call failed.
+    #[error("kubernetes API error: {0}")]
+    Kube(#[from] kube::Error),
+    /// A command failed.
+    #[error("{0}")]
+    Command(String),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The state directory of the testbed (same rule as `hack/testbed/testbed.sh`).
+pub fn testbed_state_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("KRUISE_TESTBED_DIR") {
+        return PathBuf::from(dir);
+    }
+    let state = std::env::var("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| home().join(".local/state"));
+    state.join("kruise-rs/testbed")
+}
+
+/// The admin kubeconfig of the testbed: `$KRUISE_TESTBED_KUBECONFIG` or `<state dir>/kubeconfig`.
+pub fn testbed_kubeconfig() -> PathBuf {
+    std::env::var("KRUISE_TESTBED_KUBECONFIG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| testbed_state_dir().join("kubeconfig"))
+}
+
+fn home() -> PathBuf {
+    std::env::var("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from("/root"))
+}
+
+/// The repository root (two levels above this crate).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root exists")
+}
+
+/// A connection to the testbed.
+#[derive(Clone)]
+pub struct TestEnv {
+    /// Admin client.
+    pub client: Client,
+    /// The configuration the client was built from (to build clients on other runtimes).
+    pub config: kube::Config,
+}
+
+impl TestEnv {
+    /// Connects to the testbed and checks that the apiserver answers.
+    pub async fn connect() -> Result<Self> {
+        let path = testbed_kubeconfig();
+        let kubeconfig = Kubeconfig::read_from(&path)
+            .map_err(|e| Error::TestbedUnavailable(format!("{}: {e}", path.display())))?;
+        let config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| Error::TestbedUnavailable(format!("{}: {e}", path.display())))?;
+        let client = Client::try_from(config.clone())
+            .map_err(|e| Error::TestbedUnavailable(format!("client: {e}")))?;
+        client
+            .apiserver_version()
+            .await
+            .map_err(|e| Error::TestbedUnavailable(format!("apiserver: {e}")))?;
+        Ok(Self { client, config })
+    }
+
+    /// Creates a throwaway namespace `e2e-<prefix>-<random>`.
+    pub async fn namespace(&self, prefix: &str) -> Result<TestNamespace> {
+        TestNamespace::create(self.client.clone(), self.config.clone(), prefix).await
+    }
+}
+
+/// A namespace that lives for one test. Dropping it deletes the namespace (and so everything in
+/// it, through the namespace controller), without waiting for the deletion to finish.
+pub struct TestNamespace {
+    client: Client,
+    config: kube::Config,
+    name: String,
+    deleted: bool,
+}
+
+impl TestNamespace {
+    async fn create(client: Client, config: kube::Config, prefix: &str) -> Result<Self> {
+        let suffix: String = (0..6)
+            .map(|_| {
+                let n = rand::random_range(0..36u8);
+                char::from(if n < 10 { b'0' + n } else { b'a' + n - 10 })
+            })
+            .collect();
+        let prefix: String = prefix
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .take(40)
+            .collect();
+        let name = format!("e2e-{prefix}-{suffix}");
+        let ns: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"kruise-rs/e2e": "true"}}
+        }))
+        .expect("valid namespace");
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &ns)
+            .await?;
+        // Pods need the namespace's default ServiceAccount (created asynchronously).
+        let sa_api: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+            Api::namespaced(client.clone(), &name);
+        wait_for(
+            &format!("ServiceAccount default in namespace {name}"),
+            Duration::from_secs(30),
+            || async { sa_api.get_opt("default").await.ok().flatten() },
+        )
+        .await?;
+        Ok(Self {
+            client,
+            config,
+            name,
+            deleted: false,
+        })
+    }
+
+    /// The namespace name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A namespaced API of this namespace.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        <K as Resource>::DynamicType: Default,
+    {
+        Api::namespaced(self.client.clone(), &self.name)
+    }
+
+    /// Deletes the namespace now.
+    pub async fn delete(mut self) -> Result<()> {
+        self.deleted = true;
+        Api::<Namespace>::all(self.client.clone())
+            .delete(&self.name, &DeleteParams::background())
+            .await?;
+        Ok(())
+    }
+}
+
+impl Drop for TestNamespace {
+    fn drop(&mut self) {
+        if self.deleted || std::env::var_os("KRUISE_E2E_KEEP_NAMESPACES").is_some() {
+            return;
+        }
+        let config = self.config.clone();
+        let name = self.name.clone();
+        // Drop cannot be async and may run inside the test's (current-thread) runtime, which is
+        // blocked here: delete from a separate thread with its own runtime and its own client
+        // (a clone of the test's client would need the blocked runtime to make progress), and
+        // wait for the request, not for the namespace to go.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime");
+            rt.block_on(async move {
+                let Ok(client) = Client::try_from(config) else {
+                    return;
+                };
+                let api = Api::<Namespace>::all(client);
+                let params = DeleteParams::background();
+                let delete = api.delete(&name, &params);
+                // Never hang a test run on cleanup (e.g. when the apiserver is gone).
+                let _ = tokio::time::timeout(Duration::from_secs(10), delete).await;
+            });
+        })
+        .join();
+    }
+}
+
+/// Polls `probe` every 200 ms until it returns `Some`, or fails after `timeout` with a message
+/// naming `what`.
+pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = probe().await {
+            return Ok(v);
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::Timeout {
+                what: what.to_string(),
+                timeout,
+                last: "(condition never held)".into(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Polls the object `name` until `predicate` holds; on timeout the error shows the last object
+/// seen (or that it did not exist).
+pub async fn wait_for_object<K, P>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    timeout: Duration,
+    mut predicate: P,
+) -> Result<K>
+where
+    K: Clone + DeserializeOwned + Debug,
+    P: FnMut(&K) -> bool,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = api.get_opt(name).await?;
+        match &last {
+            Some(obj) if predicate(obj) => return Ok(obj.clone()),
+            _ => {}
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::Timeout {
+                what: format!("{what} (object {name})"),
+                timeout,
+                last: match last {
+                    Some(obj) => format!("{obj:#?}"),
+                    None => "object does not exist".into(),
+                },
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Polls a list until `predicate` holds for the whole list; on timeout shows the last list's names.
+pub async fn wait_for_list<K, P>(
+    api: &Api<K>,
+    params: &kube::api::ListParams,
+    what: &str,
+    timeout: Duration,
+    mut predicate: P,
+) -> Result<Vec<K>>
+where
+    K: Clone + DeserializeOwned + Debug + Resource,
+    P: FnMut(&[K]) -> bool,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        let items = api.list(params).await?.items;
+        if predicate(&items) {
+            return Ok(items);
+        }
+        if Instant::now() >= deadline {
+            let names: Vec<String> = items
+                .iter()
+                .map(|o| o.meta().name.clone().unwrap_or_default())
+                .collect();
+            return Err(Error::Timeout {
+                what: what.to_string(),
+                timeout,
+                last: format!("{} objects: {names:?}", items.len()),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Path of the testbed's kubectl (built by `hack/testbed/build.sh`), found through
+/// `hack/testbed/testbed.sh env`.
+pub fn kubectl_path() -> Result<PathBuf> {
+    let out = std::process::Command::new("bash")
+        .arg(repo_root().join("hack/testbed/testbed.sh"))
+        .arg("env")
+        .output()
+        .map_err(|e| Error::Command(format!("testbed.sh env: {e}")))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let dir = text
+        .lines()
+        .find_map(|l| l.strip_prefix("export PATH="))
+        .and_then(|p| p.split(':').next())
+        .ok_or_else(|| Error::Command(format!("unexpected testbed.sh env output: {text}")))?;
+    Ok(PathBuf::from(dir).join("kubectl"))
+}
+
+/// Output of a kubectl run.
+#[derive(Debug)]
+pub struct KubectlOutput {
+    /// Whether kubectl exited 0.
+    pub success: bool,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs the testbed's kubectl with `args` (and `stdin` if given) against the testbed.
+pub fn kubectl(args: &[&str], stdin: Option<&str>) -> Result<KubectlOutput> {
+    use std::io::Write;
+    let mut cmd = std::process::Command::new(kubectl_path()?);
+    cmd.arg("--kubeconfig")
+        .arg(testbed_kubeconfig())
+        .args(args)
+        .stdin(if stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::Command(format!("kubectl {args:?}: {e}")))?;
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(input.as_bytes())
+            .map_err(|e| Error::Command(format!("kubectl stdin: {e}")))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::Command(format!("kubectl {args:?}: {e}")))?;
+    Ok(KubectlOutput {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs every test of the repository: static checks, unit tests, and the end-to-end tests against
+# the real local testbed (built on first use, see hack/testbed/).
+#
+#   hack/test.sh              # what `make test` and CI run
+#   KEEP_TESTBED=1 hack/test.sh   # leave a testbed this script started running afterwards
+#
+# If the testbed is already up it is reused and left running; otherwise it is started and
+# stopped again on exit (also on failure).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+started_testbed=0
+cleanup() {
+  local rc=$?
+  if [ "$started_testbed" = 1 ] && [ "${KEEP_TESTBED:-0}" != 1 ]; then
+    step "stopping the testbed this run started"
+    hack/testbed/testbed.sh down || true
+  fi
+  if [ "$rc" = 0 ]; then step "all tests passed"; else step "FAILED (exit $rc)"; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "generated CRDs are up to date (config/crd/bases)"
+cargo run -q -p kruise-api --bin kruise-crdgen -- --check
+
+step "cargo clippy (warnings are errors)"
+cargo clippy --workspace --all-targets -q -- -D warnings
+
+step "building the tests"
+cargo test --workspace --no-run -q
+
+if ! hack/testbed/testbed.sh status >/dev/null 2>&1; then
+  step "starting the testbed (first run builds the control plane from Go modules)"
+  started_testbed=1
+  hack/testbed/testbed.sh up
+else
+  step "reusing the running testbed"
+fi
+
+step "unit and end-to-end tests"
+cargo test --workspace
