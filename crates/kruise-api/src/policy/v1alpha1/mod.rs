@@ -1,0 +1,5 @@
+//! `policy.kruise.io/v1alpha1`.
+
+pub mod podunavailablebudget;
+
+pub use podunavailablebudget::*;
