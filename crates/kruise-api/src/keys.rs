@@ -177,7 +177,7 @@ pub const PUB_PROTECT_TOTAL_REPLICAS: &str = "pub.kruise.io/protect-total-replic
 /// Pod annotation (deprecated): bypass PUB.
 pub const PUB_NO_PROTECT: &str = "pub.kruise.io/no-protect";
 /// Pod annotation: name of the PUB protecting the pod.
-pub const PUB_RELATED: &str = "pub.kruise.io/related-pub";
+pub const PUB_RELATED: &str = "kruise.io/related-pub";
 
 // ---- PersistentPodState ----
 
@@ -245,10 +245,6 @@ pub const RESOURCE_DISTRIBUTION_HASHCODE: &str = "kruise.io/resourcedistribution
 
 // ---- PodUnavailableBudget (continued) ----
 
-/// Pod annotation with the name of the PUB covering the pod, under the key OpenKruise v1.9.0
-/// writes; [`PUB_RELATED`] is the key later OpenKruise versions write (they also keep writing
-/// and reading this one for compatibility).
-pub const PUB_RELATED_V1_9: &str = "kruise.io/related-pub";
 
 // ---- PersistentPodState (continued) ----
 
