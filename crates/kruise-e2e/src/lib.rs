@@ -378,3 +378,61 @@ pub fn kubectl(args: &[&str], stdin: Option<&str>) -> Result<KubectlOutput> {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })
 }
+
+/// Reads every CRD in `config/crd/bases` (the generated, checked-in CRDs).
+pub fn load_crds() -> Result<Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>>{
+    let dir = repo_root().join("config/crd/bases");
+    let mut crds = Vec::new();
+    let entries =
+        std::fs::read_dir(&dir).map_err(|e| Error::Command(format!("{}: {e}", dir.display())))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::Command(format!("{}: {e}", path.display())))?;
+            let crd = serde_yaml_ng::from_str(&text)
+                .map_err(|e| Error::Command(format!("{}: {e}", path.display())))?;
+            crds.push(crd);
+        }
+    }
+    crds.sort_by(|a: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition, b| {
+        a.metadata.name.cmp(&b.metadata.name)
+    });
+    Ok(crds)
+}
+
+/// Server-side applies every CRD of `config/crd/bases` (idempotent) and waits until all are
+/// Established.
+pub async fn install_crds(
+    env: &TestEnv,
+) -> Result<Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>>{
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{Patch, PatchParams};
+    let api: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+    let crds = load_crds()?;
+    let pp = PatchParams::apply("kruise-e2e").force();
+    for crd in &crds {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        api.patch(&name, &pp, &Patch::Apply(crd)).await?;
+    }
+    for crd in &crds {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        wait_for_object(
+            &api,
+            &name,
+            &format!("CRD {name} Established"),
+            Duration::from_secs(60),
+            |c| {
+                c.status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c.type_ == "Established" && c.status == "True")
+                    })
+            },
+        )
+        .await?;
+    }
+    Ok(crds)
+}

@@ -3,32 +3,11 @@
 //! and `kubectl get <shortName>` prints OpenKruise v1.9's columns.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kruise_e2e::{TestEnv, kubectl, repo_root, wait_for_object};
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
+use kruise_e2e::{TestEnv, kubectl, repo_root};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::Value;
-
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn load_crds() -> Vec<CustomResourceDefinition> {
-    let dir = repo_root().join("config/crd/bases");
-    let mut crds = Vec::new();
-    for entry in std::fs::read_dir(&dir).expect("config/crd/bases") {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "yaml") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let crd: CustomResourceDefinition = serde_yaml_ng::from_str(&text)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            crds.push(crd);
-        }
-    }
-    crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    crds
-}
 
 fn samples() -> Vec<(String, Value)> {
     let dir = repo_root().join("config/samples");
@@ -46,38 +25,12 @@ fn samples() -> Vec<(String, Value)> {
     out
 }
 
-/// Server-side applies every CRD and waits until all are Established.
+/// Installs the CRDs (idempotent) and checks there are OpenKruise's 18.
 async fn install_crds(env: &TestEnv) -> Vec<CustomResourceDefinition> {
-    let api: Api<CustomResourceDefinition> = Api::all(env.client.clone());
-    let crds = load_crds();
-    assert_eq!(crds.len(), 18, "OpenKruise v1.9 has 18 CRDs");
-    let pp = PatchParams::apply("kruise-e2e").force();
-    for crd in &crds {
-        let name = crd.metadata.name.clone().unwrap();
-        api.patch(&name, &pp, &Patch::Apply(crd))
-            .await
-            .unwrap_or_else(|e| panic!("applying CRD {name}: {e}"));
-    }
-    for crd in &crds {
-        let name = crd.metadata.name.clone().unwrap();
-        wait_for_object(
-            &api,
-            &name,
-            &format!("CRD {name} Established"),
-            TIMEOUT,
-            |c| {
-                c.status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| {
-                        cs.iter()
-                            .any(|c| c.type_ == "Established" && c.status == "True")
-                    })
-            },
-        )
+    let crds = kruise_e2e::install_crds(env)
         .await
-        .unwrap();
-    }
+        .expect("installing CRDs");
+    assert_eq!(crds.len(), 18, "OpenKruise v1.9 has 18 CRDs");
     crds
 }
 
