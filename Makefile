@@ -1,8 +1,11 @@
 # kruise-rs developer entry points. Every target shows progress and fails with a reason.
-.PHONY: help test testbed-up testbed-down testbed-status testbed-build crds crds-check fmt lint
+.PHONY: help demo test testbed-up testbed-down testbed-status testbed-build crds crds-check fmt lint
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
+
+demo: ## README command 1: testbed + CRDs + kruise-manager + a CloneSet in-place rollout with live progress
+	hack/demo/demo.sh
 
 test: ## run all tests: fmt, CRD staleness, clippy, unit + e2e on the local testbed (started and stopped if not running)
 	hack/test.sh

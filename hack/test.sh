@@ -43,5 +43,8 @@ else
   step "reusing the running testbed"
 fi
 
+# A cluster-wide manager (e.g. from `make demo`) would fight with the per-test managers.
+hack/demo/demo.sh stop >/dev/null
+
 step "unit and end-to-end tests"
 cargo test --workspace

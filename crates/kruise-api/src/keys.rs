@@ -245,7 +245,6 @@ pub const RESOURCE_DISTRIBUTION_HASHCODE: &str = "kruise.io/resourcedistribution
 
 // ---- PodUnavailableBudget (continued) ----
 
-
 // ---- PersistentPodState (continued) ----
 
 /// Pod annotation set by the pod webhook when it injected recorded PersistentPodState topology

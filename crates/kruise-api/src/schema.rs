@@ -90,3 +90,14 @@ pub fn conditions_requiring_status_and_type<T: schemars::JsonSchema>(
         "items": item,
     })
 }
+
+/// Serde helper: reads JSON `null` as the type's default (Go's `encoding/json` writes `null` for
+/// a nil map or slice, e.g. `"lastContainerStatuses":null` in the in-place update state).
+pub fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de> + Default,
+{
+    use serde::Deserialize;
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}

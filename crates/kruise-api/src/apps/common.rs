@@ -87,7 +87,7 @@ pub struct InPlaceUpdateState {
     pub update_timestamp: Time,
     /// Snapshot taken before the patch, keyed by container name. A container counts as updated
     /// once its reported `imageID` differs from the one recorded here.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::schema::null_as_default")]
     pub last_container_statuses: BTreeMap<String, InPlaceUpdateContainerStatus>,
     /// The update changes labels or annotations that containers read as env vars (through
     /// `fieldRef`), so those containers are restarted to pick up the new values.
@@ -101,20 +101,36 @@ pub struct InPlaceUpdateState {
     pub update_images: bool,
     /// New images deferred to a later batch, by container name. These containers have a lower
     /// launch priority than the batch being patched now.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::schema::null_as_default"
+    )]
     pub next_container_images: BTreeMap<String, String>,
     /// Label/annotation changes deferred to a later batch, by the name of the lower-priority
     /// container that consumes them.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::schema::null_as_default"
+    )]
     pub next_container_ref_metadata: BTreeMap<String, ObjectMeta>,
     /// Resource changes deferred to a later batch, by container name (lower-priority containers).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::schema::null_as_default"
+    )]
     pub next_container_resources: BTreeMap<String, ResourceRequirements>,
     /// Condition the pod has to meet before the controller patches the next deferred batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_check_before_next: Option<InPlaceUpdatePreCheckBeforeNext>,
     /// History of the batches patched so far for this revision, oldest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::schema::null_as_default"
+    )]
     pub container_batches_record: Vec<InPlaceUpdateContainerBatch>,
 }
 
@@ -255,6 +271,22 @@ fn is_false(b: &bool) -> bool {
 
 fn is_zero_u64(v: &u64) -> bool {
     *v == 0
+}
+
+#[cfg(test)]
+mod null_tests {
+    use super::*;
+
+    #[test]
+    fn go_nulls_in_the_in_place_update_state_read_as_empty() {
+        let s: InPlaceUpdateState = serde_json::from_str(
+            r#"{"revision":"r","updateTimestamp":"2026-01-01T00:00:00Z","lastContainerStatuses":null,"nextContainerImages":null,"containerBatchesRecord":null}"#,
+        )
+        .unwrap();
+        assert!(s.last_container_statuses.is_empty());
+        assert!(s.next_container_images.is_empty());
+        assert!(s.container_batches_record.is_empty());
+    }
 }
 
 #[cfg(test)]

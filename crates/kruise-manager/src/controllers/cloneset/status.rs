@@ -1,0 +1,224 @@
+//! CloneSet status computation (pure), as OpenKruise's `calculateStatus`.
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kruise_api::apps::v1alpha1::{CloneSet, CloneSetStatus};
+use kruise_api::keys;
+
+use crate::podutil;
+use crate::revision;
+
+/// OpenKruise CloneSet `IsPodUpdateReady`: Running and available for `min_ready_seconds`, and the
+/// `InPlaceUpdateReady` condition absent or True.
+pub fn is_pod_update_ready(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+    podutil::is_running_and_available(pod, min_ready_seconds, now)
+        && podutil::get_condition(pod, keys::IN_PLACE_UPDATE_READY)
+            .is_none_or(|c| c.status == podutil::CONDITION_TRUE)
+}
+
+/// The pod's lifecycle state label (`lifecycle.apps.kruise.io/state`), `""` when absent.
+pub fn lifecycle_state(pod: &Pod) -> &str {
+    pod.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(keys::LIFECYCLE_STATE))
+        .map_or("", String::as_str)
+}
+
+/// OpenKruise CloneSet `IsPodAvailable`: lifecycle state `""` or `Normal`, and
+/// [`is_pod_update_ready`].
+pub fn is_pod_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+    matches!(lifecycle_state(pod), "" | "Normal")
+        && is_pod_update_ready(pod, min_ready_seconds, now)
+}
+
+/// Formats a label selector as `kubectl`/`metav1.FormatLabelSelector` do (requirements sorted
+/// by key; `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`), for `status.labelSelector`.
+pub fn format_label_selector(selector: &LabelSelector) -> String {
+    let mut reqs: Vec<(String, String)> = Vec::new();
+    for (k, v) in selector.match_labels.iter().flatten() {
+        reqs.push((k.clone(), format!("{k}={v}")));
+    }
+    for e in selector.match_expressions.iter().flatten() {
+        let mut values = e.values.clone().unwrap_or_default();
+        values.sort();
+        let text = match e.operator.as_str() {
+            "In" => format!("{} in ({})", e.key, values.join(",")),
+            "NotIn" => format!("{} notin ({})", e.key, values.join(",")),
+            "Exists" => e.key.clone(),
+            "DoesNotExist" => format!("!{}", e.key),
+            other => format!("{} {other} ({})", e.key, values.join(",")),
+        };
+        reqs.push((e.key.clone(), text));
+    }
+    reqs.sort();
+    reqs.into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Computes the CloneSet status from its active pods. `partition` is the resolved partition
+/// (None when it cannot be resolved; `expectedUpdatedReplicas` is then left unset).
+/// `currentRevision` becomes the update revision once every pod is updated and the count
+/// equals `replicas`.
+pub fn calculate_status(
+    cs: &CloneSet,
+    pods: &[&Pod],
+    update_revision: &str,
+    current_revision: &str,
+    collision_count: i32,
+    partition: Option<i32>,
+    now: jiff::Timestamp,
+) -> CloneSetStatus {
+    let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
+    let replicas = cs.spec.replicas.unwrap_or(1);
+    let mut s = CloneSetStatus {
+        observed_generation: cs.metadata.generation,
+        update_revision: Some(update_revision.to_string()),
+        current_revision: Some(current_revision.to_string()),
+        collision_count: Some(collision_count),
+        label_selector: Some(format_label_selector(&cs.spec.selector)),
+        conditions: cs.status.as_ref().and_then(|st| st.conditions.clone()),
+        ..CloneSetStatus::default()
+    };
+    let mut updated_available = 0;
+    for pod in pods {
+        let updated =
+            revision::equal_to_revision_hash(pod.metadata.labels.as_ref(), update_revision);
+        let ready = is_pod_update_ready(pod, 0, now);
+        let available = is_pod_available(pod, min_ready, now);
+        s.replicas += 1;
+        s.ready_replicas += i32::from(ready);
+        s.available_replicas += i32::from(available);
+        if updated {
+            s.updated_replicas += 1;
+            s.updated_ready_replicas += i32::from(ready);
+            updated_available += i32::from(available);
+        }
+    }
+    s.updated_available_replicas = Some(updated_available);
+    if s.updated_replicas == s.replicas && s.replicas == replicas {
+        s.current_revision = Some(update_revision.to_string());
+    }
+    s.expected_updated_replicas = partition.map(|p| replicas - p);
+    s
+}
+
+/// Whether `new` differs from `old` in a way that must be written (OpenKruise's
+/// `inconsistentStatus`, plus conditions).
+pub fn status_changed(old: Option<&CloneSetStatus>, new: &CloneSetStatus) -> bool {
+    let default = CloneSetStatus::default();
+    let old = old.unwrap_or(&default);
+    new.observed_generation.unwrap_or(0) > old.observed_generation.unwrap_or(0)
+        || new.replicas != old.replicas
+        || new.ready_replicas != old.ready_replicas
+        || new.available_replicas != old.available_replicas
+        || new.updated_ready_replicas != old.updated_ready_replicas
+        || new.updated_replicas != old.updated_replicas
+        || new.updated_available_replicas != old.updated_available_replicas
+        || new.expected_updated_replicas != old.expected_updated_replicas
+        || new.update_revision != old.update_revision
+        || new.current_revision != old.current_revision
+        || new.label_selector != old.label_selector
+        || new.collision_count != old.collision_count
+        || new.conditions != old.conditions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(revision: &str, ready: bool, inplace_ready: Option<bool>, state: &str) -> Pod {
+        let mut conditions = vec![
+            json!({"type": "Ready", "status": if ready {"True"} else {"False"},
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}),
+        ];
+        if let Some(r) = inplace_ready {
+            conditions.push(
+                json!({"type": "InPlaceUpdateReady", "status": if r {"True"} else {"False"}}),
+            );
+        }
+        let mut labels = json!({"controller-revision-hash": revision});
+        if !state.is_empty() {
+            labels["lifecycle.apps.kruise.io/state"] = json!(state);
+        }
+        serde_json::from_value(json!({
+            "metadata": {"name": "p", "labels": labels},
+            "status": {"phase": "Running", "conditions": conditions},
+        }))
+        .unwrap()
+    }
+
+    fn cloneset(replicas: i32) -> CloneSet {
+        serde_json::from_value(json!({
+            "metadata": {"name": "cs", "generation": 4},
+            "spec": {"replicas": replicas,
+                     "selector": {"matchLabels": {"app": "x", "tier": "web"},
+                                  "matchExpressions": [{"key": "env", "operator": "In", "values": ["b", "a"]}]},
+                     "template": {}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn counts_follow_openkruise_definitions() {
+        let now: jiff::Timestamp = "2026-01-02T00:00:00Z".parse().unwrap();
+        let pods = [
+            pod("cs-new", true, Some(true), "Normal"),
+            pod("cs-new", true, Some(false), "Normal"), // in-place updating: not ready
+            pod("cs-old", true, None, "PreparingDelete"), // ready but not available
+            pod("cs-old", false, None, ""),
+        ];
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let s = calculate_status(&cloneset(4), &refs, "cs-new", "cs-old", 0, Some(2), now);
+        assert_eq!(s.replicas, 4);
+        assert_eq!(s.ready_replicas, 2);
+        assert_eq!(s.available_replicas, 1);
+        assert_eq!(s.updated_replicas, 2);
+        assert_eq!(s.updated_ready_replicas, 1);
+        assert_eq!(s.updated_available_replicas, Some(1));
+        assert_eq!(s.expected_updated_replicas, Some(2));
+        assert_eq!(s.current_revision.as_deref(), Some("cs-old"));
+        assert_eq!(s.observed_generation, Some(4));
+        assert_eq!(
+            s.label_selector.as_deref(),
+            Some("app=x,env in (a,b),tier=web")
+        );
+    }
+
+    #[test]
+    fn current_revision_moves_when_all_pods_are_updated() {
+        let now = jiff::Timestamp::now();
+        let pods = [
+            pod("cs-new", false, None, ""),
+            pod("cs-new", true, None, ""),
+        ];
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let s = calculate_status(&cloneset(2), &refs, "cs-new", "cs-old", 0, Some(0), now);
+        assert_eq!(s.current_revision.as_deref(), Some("cs-new"));
+        // Not while the count differs from replicas.
+        let s = calculate_status(&cloneset(3), &refs, "cs-new", "cs-old", 0, Some(0), now);
+        assert_eq!(s.current_revision.as_deref(), Some("cs-old"));
+    }
+
+    #[test]
+    fn min_ready_seconds_delays_availability() {
+        let now: jiff::Timestamp = "2026-01-01T00:00:05Z".parse().unwrap();
+        let p = pod("r", true, None, "");
+        assert!(is_pod_available(&p, 4, now));
+        assert!(!is_pod_available(&p, 5, now));
+        assert!(is_pod_update_ready(&p, 0, now));
+    }
+
+    #[test]
+    fn change_detection() {
+        let a = CloneSetStatus::default();
+        let mut b = a.clone();
+        assert!(!status_changed(Some(&a), &b));
+        b.ready_replicas = 1;
+        assert!(status_changed(Some(&a), &b));
+        assert!(status_changed(None, &b));
+    }
+}

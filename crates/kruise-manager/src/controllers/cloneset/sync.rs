@@ -1,0 +1,1242 @@
+//! The I/O half of one CloneSet sync: reads the caches, asks [`super::plan`] what to do, and
+//! performs it (pods, PVCs, revisions, status), recording expectations around every write.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kruise_api::apps::v1alpha1::{CloneSet, CloneSetStatus, update_strategy_type};
+use kruise_api::keys;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::controller::Action;
+use serde_json::json;
+use tracing::{debug, info};
+
+use super::plan::{self, Diffs, PodFacts, UpdateFacts};
+use super::{Error, State, pods, status};
+use crate::events;
+use crate::expectations::ScaleAction;
+use crate::features::Feature;
+use crate::revision;
+use crate::runtime::Context;
+use crate::{inplace, lifecycle, podutil, updatesort};
+
+/// First batch size of slow-start creation (OpenKruise `initialBatchSize`).
+const INITIAL_BATCH: usize = 1;
+
+fn is_owned_by(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    uid: &str,
+) -> bool {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.controller == Some(true) && o.uid == uid)
+}
+
+fn labels_of(pod: &Pod) -> Option<&BTreeMap<String, String>> {
+    pod.metadata.labels.as_ref()
+}
+
+fn instance_id(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Option<&str> {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get(keys::CLONESET_INSTANCE_ID))
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// Everything one sync works on, read once from the caches.
+struct Snapshot {
+    pods: Vec<Arc<Pod>>,
+    pvcs: Vec<Arc<PersistentVolumeClaim>>,
+    revisions: Vec<Arc<ControllerRevision>>,
+}
+
+fn snapshot(cs: &CloneSet, state: &State) -> Snapshot {
+    let ns = cs.metadata.namespace.as_deref();
+    let uid = cs.metadata.uid.as_deref().unwrap_or_default();
+    let owned = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        meta.namespace.as_deref() == ns && is_owned_by(meta, uid)
+    };
+    let pods = state
+        .pods
+        .state()
+        .into_iter()
+        .filter(|p| owned(&p.metadata) && podutil::is_active(p))
+        .collect();
+    let pvcs = state
+        .pvcs
+        .state()
+        .into_iter()
+        .filter(|p| owned(&p.metadata) && p.metadata.deletion_timestamp.is_none())
+        .collect();
+    let mut revisions: Vec<Arc<ControllerRevision>> = state
+        .revisions
+        .state()
+        .into_iter()
+        .filter(|r| owned(&r.metadata))
+        .collect();
+    revision::sort_revisions(&mut revisions);
+    Snapshot {
+        pods,
+        pvcs,
+        revisions,
+    }
+}
+
+pub(super) async fn sync(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    key: &str,
+) -> Result<Action, Error> {
+    let now = jiff::Timestamp::now();
+    let snap = snapshot(cs, state);
+
+    // Objects we wrote must be visible in the cache before we decide again.
+    for p in &snap.pods {
+        if !state.resource_versions.is_satisfied_object(&p.metadata).0 {
+            debug!(cloneset = key, pod = %p.name_any(), "waiting for the cache to catch up");
+            return Ok(Action::requeue(Duration::from_millis(500)));
+        }
+    }
+
+    let (update_rev, collision_count) = ensure_update_revision(cs, ctx, &snap.revisions).await?;
+    let update_name = update_rev.metadata.name.clone().unwrap_or_default();
+    let current_rev = cs
+        .status
+        .as_ref()
+        .and_then(|s| s.current_revision.as_deref())
+        .and_then(|name| {
+            snap.revisions
+                .iter()
+                .find(|r| r.metadata.name.as_deref() == Some(name))
+        })
+        .map(|r| (**r).clone())
+        .unwrap_or_else(|| update_rev.clone());
+    let current_name = current_rev.metadata.name.clone().unwrap_or_default();
+
+    let replicas = cs.spec.replicas.unwrap_or(1);
+    let strategy = cs.spec.update_strategy.clone().unwrap_or_default();
+    let scale_strategy = cs.spec.scale_strategy.clone().unwrap_or_default();
+    let knobs = plan::resolve_knobs(&plan::KnobInputs {
+        replicas,
+        partition: strategy.partition.as_ref(),
+        max_surge: strategy.max_surge.as_ref(),
+        max_unavailable: strategy.max_unavailable.as_ref(),
+        scale_max_unavailable: scale_strategy.max_unavailable.as_ref(),
+        paused: strategy.paused.unwrap_or(false),
+        exclude_preparing_delete: state.exclude_preparing_delete
+            || cs
+                .labels()
+                .get(keys::CLONESET_SCALING_EXCLUDE_PREPARING_DELETE)
+                .map(String::as_str)
+                == Some("true"),
+        allow_rollback: ctx.gates.enabled(Feature::CloneSetPartitionRollback),
+    });
+    let knobs = match knobs {
+        Ok(k) => k,
+        Err(e) => {
+            ctx.recorder
+                .warning(
+                    &events::object_ref(cs),
+                    events::FAILED_UPDATE,
+                    &e.to_string(),
+                )
+                .await;
+            return Err(e.into());
+        }
+    };
+
+    let mut action = Action::await_change();
+    let scaled = scale(
+        cs,
+        ctx,
+        state,
+        key,
+        &snap,
+        &knobs,
+        &current_rev,
+        &update_rev,
+        now,
+    )
+    .await?;
+    if !scaled {
+        action = update(
+            cs,
+            ctx,
+            state,
+            &snap,
+            &knobs,
+            &current_rev,
+            &update_rev,
+            now,
+        )
+        .await?;
+    }
+
+    // Status, from the pods this sync started with (as OpenKruise).
+    let pod_refs: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
+    let new_status = status::calculate_status(
+        cs,
+        &pod_refs,
+        &update_name,
+        &current_name,
+        collision_count,
+        Some(knobs.partition),
+        now,
+    );
+    write_status(cs, ctx, &new_status).await?;
+    truncate_pods_to_delete(cs, ctx, &snap).await?;
+    truncate_history(cs, ctx, &snap, &current_name, &update_name).await?;
+
+    // Pods that are ready but not yet available become available after minReadySeconds.
+    let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
+    if min_ready > 0
+        && snap.pods.iter().any(|p| {
+            status::is_pod_update_ready(p, 0, now)
+                && !status::is_pod_update_ready(p, min_ready, now)
+        })
+    {
+        action = Action::requeue(Duration::from_secs(min_ready as u64 + 1));
+    }
+    Ok(action)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Revisions
+
+/// Finds the revision equal to the CloneSet's current template or creates it (upstream history
+/// semantics: an equal older revision is re-used with a bumped revision number; a name clash with
+/// different content bumps the collision count). Returns the revision and the collision count.
+async fn ensure_update_revision(
+    cs: &CloneSet,
+    ctx: &Context,
+    revisions: &[Arc<ControllerRevision>],
+) -> Result<(ControllerRevision, i32), Error> {
+    let ns = cs.namespace().unwrap_or_default();
+    let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
+    let mut collision = cs
+        .status
+        .as_ref()
+        .and_then(|s| s.collision_count)
+        .unwrap_or(0);
+    let data = revision::template_patch(&cs.spec.template)?;
+    let next = revision::next_revision(revisions);
+    let build = |collision: i32| -> Result<ControllerRevision, Error> {
+        let mut r = revision::new_controller_revision(
+            &cs.metadata,
+            pods::owner_ref(cs),
+            cs.spec
+                .template
+                .metadata
+                .as_ref()
+                .and_then(|m| m.labels.as_ref()),
+            data.clone(),
+            next,
+            Some(collision),
+        );
+        r.metadata.annotations = Some(revision::cloneset_revision_annotations(
+            cs.metadata.annotations.as_ref(),
+            cs.spec.volume_claim_templates.as_deref().unwrap_or(&[]),
+        )?);
+        Ok(r)
+    };
+    let mut candidate = build(collision)?;
+    let equal = revision::find_equal_revisions(revisions, &candidate);
+    if let Some(&idx) = equal.last() {
+        let found = &revisions[idx];
+        if idx + 1 == revisions.len() {
+            return Ok(((**found).clone(), collision));
+        }
+        // An older revision is back: move it to the head of the history.
+        let name = found.name_any();
+        let patched = api
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"revision": next})),
+            )
+            .await?;
+        return Ok((patched, collision));
+    }
+    loop {
+        match api.create(&PostParams::default(), &candidate).await {
+            Ok(created) => return Ok((created, collision)),
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                let name = candidate.name_any();
+                let existing = api.get(&name).await?;
+                if revision::equal_revision(&existing, &candidate) {
+                    return Ok((existing, collision));
+                }
+                collision += 1;
+                candidate = build(collision)?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale
+
+fn is_specified_delete(cs: &CloneSet, pod: &Pod) -> bool {
+    labels_of(pod)
+        .and_then(|l| l.get(keys::SPECIFIED_DELETE))
+        .is_some()
+        || cs
+            .spec
+            .scale_strategy
+            .as_ref()
+            .and_then(|s| s.pods_to_delete.as_ref())
+            .is_some_and(|names| {
+                names
+                    .iter()
+                    .any(|n| Some(n.as_str()) == pod.metadata.name.as_deref())
+            })
+}
+
+fn pod_facts(
+    cs: &CloneSet,
+    pod: &Pod,
+    update_name: &str,
+    preparing_update_as_update: bool,
+    now: jiff::Timestamp,
+) -> PodFacts {
+    let state = status::lifecycle_state(pod);
+    let updated = revision::equal_to_revision_hash(labels_of(pod), update_name)
+        || (preparing_update_as_update && state == "PreparingUpdate");
+    PodFacts {
+        updated,
+        preparing_delete: state == "PreparingDelete",
+        specified_delete: is_specified_delete(cs, pod),
+        available: status::is_pod_available(pod, cs.spec.min_ready_seconds.unwrap_or(0), now),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn scale(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    key: &str,
+    snap: &Snapshot,
+    knobs: &plan::Knobs,
+    current_rev: &ControllerRevision,
+    update_rev: &ControllerRevision,
+    now: jiff::Timestamp,
+) -> Result<bool, Error> {
+    let update_name = update_rev.name_any();
+    let current_name = current_rev.name_any();
+    let pods: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
+
+    // 1. Pods planned for deletion; cancel PreparingDelete when scaled back up.
+    let specified: Vec<&Pod> = pods
+        .iter()
+        .copied()
+        .filter(|p| is_specified_delete(cs, p))
+        .collect();
+    let pre_deleting: Vec<&Pod> = pods
+        .iter()
+        .copied()
+        .filter(|p| status::lifecycle_state(p) == "PreparingDelete")
+        .collect();
+    let planned: BTreeSet<&str> = specified
+        .iter()
+        .chain(pre_deleting.iter())
+        .filter_map(|p| p.metadata.name.as_deref())
+        .collect();
+    let num_to_delete = planned.len() as i32;
+    let mark_not_ready_pre_delete = cs
+        .spec
+        .lifecycle
+        .as_ref()
+        .and_then(|l| l.pre_delete.as_ref())
+        .and_then(|h| h.mark_pod_not_ready)
+        .unwrap_or(false);
+    if !mark_not_ready_pre_delete {
+        let mut diff = knobs.replicas - pods.len() as i32 + num_to_delete;
+        let mut modified = false;
+        for pod in &pre_deleting {
+            if diff <= 0 {
+                break;
+            }
+            if is_specified_delete(cs, pod) {
+                continue;
+            }
+            set_lifecycle(ctx, state, pod, "PreparingNormal", false).await?;
+            modified = true;
+            diff -= 1;
+        }
+        if modified {
+            return Ok(true);
+        }
+    }
+
+    // 2. The numbers.
+    let gate_pu = ctx.gates.enabled(Feature::PreparingUpdateAsUpdate);
+    let facts: Vec<PodFacts> = pods
+        .iter()
+        .map(|p| pod_facts(cs, p, &update_name, gate_pu, now))
+        .collect();
+    let diffs = plan::calculate_diffs(knobs, &facts, current_name == update_name);
+    debug!(cloneset = key, ?diffs, "scale plan");
+    if diffs.scale_up_num > diffs.scale_up_limit {
+        ctx.recorder
+            .warning(
+                &events::object_ref(cs),
+                events::SCALE_UP_LIMITED,
+                &format!(
+                    "scaleUp is limited because of scaleStrategy.maxUnavailable, limit: {}",
+                    diffs.scale_up_limit
+                ),
+            )
+            .await;
+    }
+
+    // 3. Scale out.
+    if diffs.scale_up_num > 0 {
+        let creations = diffs.scale_up_limit.max(0) as usize;
+        let current_creations = diffs.scale_up_num_old_revision.max(0) as usize;
+        let pod_ids: BTreeSet<String> = pods
+            .iter()
+            .filter_map(|p| instance_id(&p.metadata))
+            .map(str::to_owned)
+            .collect();
+        let pvc_ids: BTreeSet<String> = snap
+            .pvcs
+            .iter()
+            .filter_map(|p| instance_id(&p.metadata))
+            .map(str::to_owned)
+            .collect();
+        let ids = pods::available_ids(creations, &pod_ids, &pvc_ids, &mut rand::rng());
+        let existing_pvcs: BTreeSet<String> = snap.pvcs.iter().map(|p| p.name_any()).collect();
+        let current_template = revision::template_from_revision(current_rev)
+            .unwrap_or_else(|_| cs.spec.template.clone());
+        let short = ctx.gates.enabled(Feature::CloneSetShortHash);
+        let new_pods: Vec<Pod> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                if i < current_creations {
+                    pods::new_pod(cs, &current_template, &current_name, id, short)
+                } else {
+                    pods::new_pod(cs, &cs.spec.template, &update_name, id, short)
+                }
+            })
+            .collect();
+        return create_pods(cs, ctx, state, key, new_pods, &existing_pvcs).await;
+    }
+
+    // 4. Delete pods already in PreparingDelete (hooks released).
+    if !pre_deleting.is_empty()
+        && delete_pods(cs, ctx, state, key, &pre_deleting, &snap.pvcs).await?
+    {
+        return Ok(true);
+    }
+
+    // 5. Specified deletes, limited for ready pods by maxUnavailable.
+    let mut ready_limit = diffs.delete_ready_limit;
+    let mut can_delete = |pod: &Pod| {
+        if !status::is_pod_available(pod, 0, now) {
+            true
+        } else if ready_limit > 0 {
+            ready_limit -= 1;
+            true
+        } else {
+            false
+        }
+    };
+    let specified_only: Vec<&Pod> = specified
+        .iter()
+        .copied()
+        .filter(|p| {
+            !pre_deleting
+                .iter()
+                .any(|q| q.metadata.name == p.metadata.name)
+        })
+        .collect();
+    if !specified_only.is_empty() {
+        let deletable: Vec<&Pod> = specified_only
+            .into_iter()
+            .filter(|p| can_delete(p))
+            .collect();
+        if delete_pods(cs, ctx, state, key, &deletable, &snap.pvcs).await? {
+            return Ok(true);
+        }
+    }
+
+    // 6. Scale in: old-revision pods first, each group in deletion order.
+    if diffs.scale_down_num > 0 {
+        if num_to_delete > 0 {
+            return Ok(false);
+        }
+        let (old, new): (Vec<&Pod>, Vec<&Pod>) = pods
+            .iter()
+            .copied()
+            .partition(|p| !revision::equal_to_revision_hash(labels_of(p), &update_name));
+        let (n_old, n_new) = plan::split_scale_down(
+            diffs.scale_down_num,
+            diffs.scale_down_num_old_revision,
+            old.len(),
+            new.len(),
+        );
+        let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
+        let mut chosen = choose_for_deletion(&old, n_old, now, min_ready);
+        chosen.extend(choose_for_deletion(&new, n_new, now, min_ready));
+        let deletable: Vec<&Pod> = chosen.into_iter().filter(|p| can_delete(p)).collect();
+        return delete_pods(cs, ctx, state, key, &deletable, &snap.pvcs).await;
+    }
+    Ok(false)
+}
+
+fn choose_for_deletion<'a>(
+    pods: &[&'a Pod],
+    n: usize,
+    now: jiff::Timestamp,
+    min_ready: i32,
+) -> Vec<&'a Pod> {
+    if n == 0 {
+        return Vec::new();
+    }
+    if n >= pods.len() {
+        return pods.to_vec();
+    }
+    let order = updatesort::sort_for_deletion_min_ready(pods, now, min_ready);
+    order.into_iter().take(n).map(|i| pods[i]).collect()
+}
+
+async fn create_pods(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    key: &str,
+    new_pods: Vec<Pod>,
+    existing_pvcs: &BTreeSet<String>,
+) -> Result<bool, Error> {
+    let ns = cs.namespace().unwrap_or_default();
+    let pod_api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let pvc_api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
+    for p in &new_pods {
+        state.scale.expect(key, ScaleAction::Create, &p.name_any());
+    }
+    let mut created = 0usize;
+    let mut first_error: Option<Error> = None;
+    let mut remaining: &[Pod] = &new_pods;
+    let mut batch = INITIAL_BATCH;
+    // Slow start: batches of 1, 2, 4, ... stopping after the first failing batch.
+    while !remaining.is_empty() && first_error.is_none() {
+        let n = batch.min(remaining.len());
+        let (now_batch, rest) = remaining.split_at(n);
+        remaining = rest;
+        let results =
+            futures::future::join_all(now_batch.iter().map(|pod| {
+                create_one(cs, ctx, state, key, &pod_api, &pvc_api, pod, existing_pvcs)
+            }))
+            .await;
+        for (pod, r) in now_batch.iter().zip(results) {
+            match r {
+                Ok(()) => created += 1,
+                Err(e) => {
+                    state
+                        .scale
+                        .observe(key, ScaleAction::Create, &pod.name_any());
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        batch *= 2;
+    }
+    // Pods never attempted are not expected either.
+    for pod in remaining {
+        state
+            .scale
+            .observe(key, ScaleAction::Create, &pod.name_any());
+    }
+    match first_error {
+        Some(e) if created == 0 => Err(e),
+        Some(e) => {
+            info!(cloneset = key, created, error = %e, "created some pods; will retry the rest");
+            Ok(true)
+        }
+        None => Ok(created > 0),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn create_one(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    key: &str,
+    pod_api: &Api<Pod>,
+    pvc_api: &Api<PersistentVolumeClaim>,
+    pod: &Pod,
+    existing_pvcs: &BTreeSet<String>,
+) -> Result<(), Error> {
+    let id = instance_id(&pod.metadata).unwrap_or_default().to_string();
+    for claim in pods::claims_for(cs, &id).into_values() {
+        let name = claim.name_any();
+        if existing_pvcs.contains(&name) {
+            continue;
+        }
+        state.scale.expect(key, ScaleAction::Create, &name);
+        match pvc_api.create(&PostParams::default(), &claim).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                // Created by an earlier attempt whose event we have not seen yet.
+                state.scale.observe(key, ScaleAction::Create, &name);
+            }
+            Err(e) => {
+                state.scale.observe(key, ScaleAction::Create, &name);
+                ctx.recorder
+                    .warning(
+                        &events::object_ref(cs),
+                        events::FAILED_CREATE,
+                        &format!("failed to create pvc {name}: {e}"),
+                    )
+                    .await;
+                return Err(e.into());
+            }
+        }
+    }
+    match pod_api.create(&PostParams::default(), pod).await {
+        Ok(_) => {
+            ctx.recorder
+                .normal(
+                    &events::object_ref(cs),
+                    events::SUCCESSFUL_CREATE,
+                    &format!("succeed to create pod {}", pod.name_any()),
+                )
+                .await;
+            Ok(())
+        }
+        Err(e) => {
+            ctx.recorder
+                .warning(
+                    &events::object_ref(cs),
+                    events::FAILED_CREATE,
+                    &format!("failed to create pod {}: {e}", pod.name_any()),
+                )
+                .await;
+            Err(e.into())
+        }
+    }
+}
+
+/// Deletes `targets` (or moves them to PreparingDelete when the preDelete hook holds them) and
+/// the PVCs with the same instance id. Returns whether anything was written.
+async fn delete_pods(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    key: &str,
+    targets: &[&Pod],
+    pvcs: &[Arc<PersistentVolumeClaim>],
+) -> Result<bool, Error> {
+    let ns = cs.namespace().unwrap_or_default();
+    let pod_api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let pvc_api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
+    let pre_delete = cs
+        .spec
+        .lifecycle
+        .as_ref()
+        .and_then(|l| l.pre_delete.as_ref());
+    let mut modified = false;
+    for pod in targets {
+        let name = pod.name_any();
+        if let Some(hook) = pre_delete
+            && lifecycle::is_hooked(hook, pod)
+        {
+            if status::lifecycle_state(pod) != "PreparingDelete" {
+                let mark = hook.mark_pod_not_ready.unwrap_or(false);
+                set_lifecycle(ctx, state, pod, "PreparingDelete", mark).await?;
+                modified = true;
+            }
+            continue;
+        }
+        state.scale.expect(key, ScaleAction::Delete, &name);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: pod.metadata.uid.clone(),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match pod_api.delete(&name, &params).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => {
+                state.scale.observe(key, ScaleAction::Delete, &name);
+                ctx.recorder
+                    .warning(
+                        &events::object_ref(cs),
+                        events::FAILED_DELETE,
+                        &format!("failed to delete pod {name}: {e}"),
+                    )
+                    .await;
+                return Err(e.into());
+            }
+        }
+        modified = true;
+        ctx.recorder
+            .normal(
+                &events::object_ref(cs),
+                events::SUCCESSFUL_DELETE,
+                &format!("succeed to delete pod {name}"),
+            )
+            .await;
+        let Some(id) = instance_id(&pod.metadata) else {
+            continue;
+        };
+        for pvc in pvcs.iter().filter(|c| instance_id(&c.metadata) == Some(id)) {
+            let pvc_name = pvc.name_any();
+            state.scale.expect(key, ScaleAction::Delete, &pvc_name);
+            match pvc_api.delete(&pvc_name, &DeleteParams::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => {
+                    state.scale.observe(key, ScaleAction::Delete, &pvc_name);
+                    ctx.recorder
+                        .warning(
+                            &events::object_ref(cs),
+                            events::FAILED_DELETE,
+                            &format!("failed to delete pvc {pvc_name}: {e}"),
+                        )
+                        .await;
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+    Ok(modified)
+}
+
+/// Moves a pod to lifecycle `new_state` (state label + timestamp, KruisePodReady handling for
+/// `markPodNotReady`) and expects the written resourceVersion.
+async fn set_lifecycle(
+    ctx: &Context,
+    state: &State,
+    pod: &Pod,
+    new_state: &str,
+    mark_not_ready: bool,
+) -> Result<(), Error> {
+    let ns = pod.namespace().unwrap_or_default();
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let patch = lifecycle::state_patch(pod, new_state, jiff::Timestamp::now(), mark_not_ready);
+    let written = api
+        .patch(
+            &pod.name_any(),
+            &PatchParams::default(),
+            &Patch::Strategic(patch),
+        )
+        .await?;
+    state.resource_versions.expect_object(&written.metadata);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update
+
+#[allow(clippy::too_many_arguments)]
+async fn update(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    snap: &Snapshot,
+    knobs: &plan::Knobs,
+    current_rev: &ControllerRevision,
+    update_rev: &ControllerRevision,
+    now: jiff::Timestamp,
+) -> Result<Action, Error> {
+    let strategy = cs.spec.update_strategy.clone().unwrap_or_default();
+    let type_ = strategy
+        .type_
+        .as_deref()
+        .unwrap_or(update_strategy_type::RE_CREATE);
+    if type_ == update_strategy_type::ON_DELETE {
+        return Ok(Action::await_change());
+    }
+    let update_name = update_rev.name_any();
+    let current_name = current_rev.name_any();
+    let pods: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
+
+    // 1. Refresh every pod (in-place completion, lifecycle transitions).
+    let mut requeue: Option<Duration> = None;
+    let mut modified = false;
+    for pod in &pods {
+        let (m, delay) = refresh_pod(cs, ctx, state, pod, &update_name, now).await?;
+        modified |= m;
+        if let Some(d) = delay {
+            requeue = Some(requeue.map_or(d, |r: Duration| r.min(d)));
+        }
+    }
+    let action = requeue.map_or_else(Action::await_change, Action::requeue);
+    if modified || strategy.paused.unwrap_or(false) {
+        return Ok(action);
+    }
+
+    // 2. How many to update, and towards which revision.
+    let facts: Vec<PodFacts> = pods
+        .iter()
+        .map(|p| pod_facts(cs, p, &update_name, false, now))
+        .collect();
+    let diffs: Diffs = plan::calculate_diffs(knobs, &facts, current_name == update_name);
+    if diffs.update_num == 0 {
+        return Ok(action);
+    }
+    let target = if diffs.update_num > 0 {
+        update_rev
+    } else {
+        current_rev
+    };
+    let target_name = target.name_any();
+
+    // 3. Candidates.
+    let mut wait: Vec<usize> = Vec::new();
+    for (i, pod) in pods.iter().enumerate() {
+        let at_update = revision::equal_to_revision_hash(labels_of(pod), &update_name);
+        let wait_update = if diffs.update_num > 0 {
+            !at_update
+        } else {
+            at_update
+        };
+        if !wait_update {
+            continue;
+        }
+        match status::lifecycle_state(pod) {
+            "PreparingDelete" => {}
+            "Updated" => wait.push(i),
+            _ => {
+                if !inplace::has_grace_period_pending(pod) {
+                    wait.push(i);
+                }
+            }
+        }
+    }
+    // 4. Order: default, priority, scatter, PreparingUpdate first.
+    let wait = updatesort::sort_update_indexes(
+        &pods,
+        wait,
+        strategy.priority_strategy.as_ref(),
+        strategy.scatter_strategy.as_ref(),
+    );
+    // 5. Limit by |updateNum| and maxUnavailable.
+    let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
+    let ufacts: Vec<UpdateFacts> = pods
+        .iter()
+        .map(|p| UpdateFacts {
+            available: status::is_pod_available(p, min_ready, now),
+            at_target: revision::equal_to_revision_hash(labels_of(p), &target_name),
+        })
+        .collect();
+    let chosen = plan::limit_update_indexes(&diffs, wait, &ufacts);
+
+    // 6. Update them.
+    let revisions: Vec<&ControllerRevision> = snap.revisions.iter().map(|r| r.as_ref()).collect();
+    for i in chosen {
+        update_pod(cs, ctx, state, type_, target, &revisions, pods[i]).await?;
+    }
+    Ok(action)
+}
+
+/// Refreshes one pod: in-place update completion and lifecycle transitions. Returns whether the
+/// pod was written and when to look again (grace periods).
+async fn refresh_pod(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    pod: &Pod,
+    update_name: &str,
+    now: jiff::Timestamp,
+) -> Result<(bool, Option<Duration>), Error> {
+    let ns = pod.namespace().unwrap_or_default();
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let short = ctx.gates.enabled(Feature::CloneSetShortHash);
+    let (written, delay) = inplace_refresh(&api, pod, short, now).await?;
+    if let Some(w) = &written {
+        state.resource_versions.expect_object(&w.metadata);
+        return Ok((true, delay));
+    }
+
+    let lc = cs.spec.lifecycle.as_ref();
+    let in_place_hook = lc.and_then(|l| l.in_place_update.as_ref());
+    let all_hooked = |hook: Option<&kruise_api::apps::common::LifecycleHook>| {
+        hook.is_none_or(|h| lifecycle::is_all_hooked(h, pod))
+    };
+    let next = match status::lifecycle_state(pod) {
+        "PreparingNormal" => {
+            let normal = match lc.and_then(|l| l.pre_normal.as_ref()) {
+                None => podutil::is_scheduled(pod),
+                Some(h) => lifecycle::is_all_hooked(h, pod),
+            };
+            normal.then_some("Normal")
+        }
+        "PreparingUpdate" if revision::equal_to_revision_hash(labels_of(pod), update_name) => {
+            Some(if lc.is_some() && !all_hooked(in_place_hook) {
+                "Updated"
+            } else {
+                "Normal"
+            })
+        }
+        "Updating" if inplace::check_update_completed(pod).is_ok() => {
+            Some(if lc.is_some() && !all_hooked(in_place_hook) {
+                "Updated"
+            } else {
+                "Normal"
+            })
+        }
+        "Updated" if all_hooked(in_place_hook) => Some("Normal"),
+        _ => None,
+    };
+    if let Some(next) = next {
+        let mark = in_place_hook
+            .and_then(|h| h.mark_pod_not_ready)
+            .unwrap_or(false);
+        set_lifecycle(ctx, state, pod, next, mark).await?;
+        return Ok((true, delay));
+    }
+    Ok((false, delay))
+}
+
+/// The in-place engine's refresh for one pod: finish a grace period, start the next container
+/// batch, or flip `InPlaceUpdateReady` back to True once the update completed. Returns the
+/// written pod (if any) and when to look again.
+async fn inplace_refresh(
+    api: &Api<Pod>,
+    pod: &Pod,
+    short_hash: bool,
+    now: jiff::Timestamp,
+) -> Result<(Option<Pod>, Option<Duration>), Error> {
+    let adapter = inplace::CloneSetRevisionAdapter { short_hash };
+    let action = inplace::refresh(pod, &adapter, now)
+        .map_err(|e| Error::Other(format!("pod {}: {e}", pod.name_any())))?;
+    match action {
+        inplace::RefreshAction::Nothing => Ok((None, None)),
+        inplace::RefreshAction::Wait(d) => Ok((None, Some(d))),
+        inplace::RefreshAction::UpdatePod(new_pod) => {
+            match api
+                .replace(&pod.name_any(), &PostParams::default(), &new_pod)
+                .await
+            {
+                Ok(written) => Ok((Some(written), None)),
+                // Someone else wrote the pod; its event brings us back with the new version.
+                Err(kube::Error::Api(e)) if e.code == 409 => {
+                    Ok((None, Some(Duration::from_millis(200))))
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        inplace::RefreshAction::PatchStatus(patch) => {
+            match api
+                .patch_status(
+                    &pod.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Strategic(patch),
+                )
+                .await
+            {
+                Ok(written) => Ok((Some(written), None)),
+                Err(kube::Error::Api(e)) if e.code == 409 => {
+                    Ok((None, Some(Duration::from_millis(200))))
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn update_pod(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    type_: &str,
+    target: &ControllerRevision,
+    revisions: &[&ControllerRevision],
+    pod: &Pod,
+) -> Result<(), Error> {
+    let ns = pod.namespace().unwrap_or_default();
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let target_name = target.name_any();
+    let name = pod.name_any();
+    let regarding = events::object_ref(cs);
+    if type_ == update_strategy_type::IN_PLACE_IF_POSSIBLE
+        || type_ == update_strategy_type::IN_PLACE_ONLY
+    {
+        let old_rev = revisions
+            .iter()
+            .copied()
+            .find(|r| revision::equal_to_revision_hash(labels_of(pod), &r.name_any()));
+        let spec = old_rev.and_then(|old| inplace_spec(cs, ctx, old, target));
+        if let Some(spec) = spec {
+            let lc = cs.spec.lifecycle.as_ref();
+            let hook = lc.and_then(|l| l.in_place_update.as_ref());
+            match status::lifecycle_state(pod) {
+                "" | "PreparingNormal" | "Normal" => {
+                    if let Some(h) = hook
+                        && lifecycle::is_hooked(h, pod)
+                    {
+                        set_lifecycle(
+                            ctx,
+                            state,
+                            pod,
+                            "PreparingUpdate",
+                            h.mark_pod_not_ready.unwrap_or(false),
+                        )
+                        .await?;
+                        return Ok(());
+                    }
+                }
+                "Updated" => {
+                    set_lifecycle(
+                        ctx,
+                        state,
+                        pod,
+                        "PreparingUpdate",
+                        hook.and_then(|h| h.mark_pod_not_ready).unwrap_or(false),
+                    )
+                    .await?;
+                    return Ok(());
+                }
+                "PreparingUpdate" => {
+                    if let Some(h) = hook
+                        && lifecycle::is_hooked(h, pod)
+                    {
+                        return Ok(());
+                    }
+                }
+                "Updating" => {}
+                other => {
+                    return Err(Error::Other(format!(
+                        "not allowed to in-place update pod {name} in state {other}"
+                    )));
+                }
+            }
+            let short = ctx.gates.enabled(Feature::CloneSetShortHash);
+            match do_inplace_update(&api, pod, &spec, short).await {
+                Ok(written) => {
+                    state.resource_versions.expect_object(&written.metadata);
+                    ctx.recorder
+                        .normal(
+                            &regarding,
+                            events::SUCCESSFUL_UPDATE_POD_IN_PLACE,
+                            &format!(
+                                "successfully update pod {name} in-place(revision {target_name})"
+                            ),
+                        )
+                        .await;
+                    return Ok(());
+                }
+                Err(e) => {
+                    ctx.recorder
+                        .warning(
+                            &regarding,
+                            events::FAILED_UPDATE_POD_IN_PLACE,
+                            &format!(
+                                "failed to update pod {name} in-place(revision {target_name}): {e}"
+                            ),
+                        )
+                        .await;
+                    return Err(e);
+                }
+            }
+        }
+        if type_ == update_strategy_type::IN_PLACE_ONLY {
+            let msg = format!(
+                "find Pod {name} update strategy is InPlaceOnly but can not update in-place"
+            );
+            ctx.recorder
+                .warning(&regarding, events::FAILED_UPDATE, &msg)
+                .await;
+            return Err(Error::Other(msg));
+        }
+        info!(pod = %name, "cannot update in place; falling back to recreate");
+    }
+    // Recreate: mark the pod; the next scale pass deletes it and creates its replacement.
+    if labels_of(pod)
+        .and_then(|l| l.get(keys::SPECIFIED_DELETE))
+        .is_none()
+    {
+        let patch = json!({"metadata": {"labels": {keys::SPECIFIED_DELETE: "true"}}});
+        match api
+            .patch(&name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await
+        {
+            Ok(written) => state.resource_versions.expect_object(&written.metadata),
+            Err(e) => {
+                ctx.recorder
+                    .warning(
+                        &regarding,
+                        events::FAILED_UPDATE_POD_RECREATE,
+                        &format!("failed to patch pod specified-delete {name} for update(revision {target_name}): {e}"),
+                    )
+                    .await;
+                return Err(e.into());
+            }
+        }
+    }
+    ctx.recorder
+        .normal(
+            &regarding,
+            events::SUCCESSFUL_UPDATE_POD_RECREATE,
+            &format!(
+                "successfully patch pod {name} specified-delete for update(revision {target_name})"
+            ),
+        )
+        .await;
+    Ok(())
+}
+
+/// The in-place update from `old` to `new`, if the difference allows one.
+fn inplace_spec(
+    cs: &CloneSet,
+    ctx: &Context,
+    old: &ControllerRevision,
+    new: &ControllerRevision,
+) -> Option<inplace::UpdateSpec> {
+    let strategy = cs.spec.update_strategy.as_ref();
+    let opts = inplace::UpdateOptions {
+        grace_period_seconds: strategy
+            .and_then(|s| s.in_place_update_strategy.as_ref())
+            .and_then(|s| s.grace_period_seconds)
+            .unwrap_or(0),
+        env_from_metadata: ctx.gates.enabled(Feature::InPlaceUpdateEnvFromMetadata),
+        ..inplace::UpdateOptions::default()
+    };
+    inplace::calculate_update_spec(old, new, &opts)
+}
+
+/// Runs the in-place update of one pod: `InPlaceUpdateReady` False first (status), then the pod
+/// update carrying the new images/metadata, revision labels, lifecycle `Updating` and the
+/// `apps.kruise.io/inplace-update-state` annotation. Conflicts re-read the pod and retry.
+async fn do_inplace_update(
+    api: &Api<Pod>,
+    pod: &Pod,
+    spec: &inplace::UpdateSpec,
+    short_hash: bool,
+) -> Result<Pod, Error> {
+    let name = pod.name_any();
+    let adapter = inplace::CloneSetRevisionAdapter { short_hash };
+    if let Some(patch) = inplace::not_ready_condition_patch(pod, jiff::Timestamp::now()) {
+        api.patch_status(&name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await?;
+    }
+    let mut attempt = 0;
+    loop {
+        let latest = api.get(&name).await?;
+        let mut updated = inplace::prepare_update(&latest, spec, &adapter, jiff::Timestamp::now())
+            .map_err(|e| Error::Other(e.to_string()))?;
+        let labels = updated.metadata.labels.get_or_insert_with(BTreeMap::new);
+        labels.insert(keys::LIFECYCLE_STATE.into(), "Updating".into());
+        match api.replace(&name, &PostParams::default(), &updated).await {
+            Ok(written) => return Ok(written),
+            Err(kube::Error::Api(e)) if e.code == 409 && attempt < 5 => attempt += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status and housekeeping
+
+async fn write_status(
+    cs: &CloneSet,
+    ctx: &Context,
+    new_status: &CloneSetStatus,
+) -> Result<(), Error> {
+    if !status::status_changed(cs.status.as_ref(), new_status) {
+        return Ok(());
+    }
+    let ns = cs.namespace().unwrap_or_default();
+    let api: Api<CloneSet> = Api::namespaced(ctx.client.clone(), &ns);
+    let patch = json!({"status": new_status});
+    api.patch_status(
+        &cs.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(patch),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn truncate_pods_to_delete(
+    cs: &CloneSet,
+    ctx: &Context,
+    snap: &Snapshot,
+) -> Result<(), Error> {
+    let Some(names) = cs
+        .spec
+        .scale_strategy
+        .as_ref()
+        .and_then(|s| s.pods_to_delete.as_ref())
+    else {
+        return Ok(());
+    };
+    let existing: BTreeSet<&str> = snap
+        .pods
+        .iter()
+        .filter_map(|p| p.metadata.name.as_deref())
+        .collect();
+    let kept: Vec<&String> = names
+        .iter()
+        .filter(|n| existing.contains(n.as_str()))
+        .collect();
+    if kept.len() == names.len() {
+        return Ok(());
+    }
+    let ns = cs.namespace().unwrap_or_default();
+    let api: Api<CloneSet> = Api::namespaced(ctx.client.clone(), &ns);
+    // Guarded by resourceVersion: a concurrent user edit wins and we retry on the next sync.
+    let patch = json!({
+        "metadata": {"resourceVersion": cs.resource_version()},
+        "spec": {"scaleStrategy": {"podsToDelete": kept}},
+    });
+    match api
+        .patch(
+            &cs.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn truncate_history(
+    cs: &CloneSet,
+    ctx: &Context,
+    snap: &Snapshot,
+    current: &str,
+    update: &str,
+) -> Result<(), Error> {
+    let all_pods: Vec<Arc<Pod>> = snap.pods.clone();
+    let live = revision::live_revisions(
+        &snap.revisions,
+        current,
+        update,
+        all_pods.iter().map(|p| labels_of(p)),
+    );
+    let doomed =
+        revision::history_to_truncate(&snap.revisions, &live, cs.spec.revision_history_limit);
+    if doomed.is_empty() {
+        return Ok(());
+    }
+    let ns = cs.namespace().unwrap_or_default();
+    let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
+    for name in doomed {
+        match api.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! # kruise-manager
+//!
+//! The kruise-rs manager: OpenKruise's controllers (and, later, webhooks) in one binary.
+//!
+//! Platform: [`features`] (feature gates), [`metrics`] (controller-runtime compatible
+//! Prometheus metrics), [`leader`] (Lease leader election), [`server`] (`/healthz`, `/readyz`,
+//! `/metrics`), [`events`] (Kubernetes Events), [`runtime`] (controller runner glue).
+//!
+//! Shared engines, written once and used by every workload: [`revision`] (ControllerRevisions),
+//! [`expectations`], [`inplace`] (in-place update), [`lifecycle`] (lifecycle hooks),
+//! [`updatesort`] (update/deletion ordering), [`podutil`] (pod readiness/availability).
+
+pub mod controllers;
+pub mod events;
+pub mod expectations;
+pub mod features;
+pub mod inplace;
+pub mod leader;
+pub mod lifecycle;
+pub mod metrics;
+pub mod podutil;
+pub mod revision;
+pub mod runtime;
+pub mod server;
+pub mod updatesort;

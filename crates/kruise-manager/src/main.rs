@@ -1,0 +1,612 @@
+//! `kruise-manager`: the kruise-rs controller manager binary.
+//!
+//! Start-up mirrors OpenKruise's `main.go`: parse flags and feature gates, build the API client,
+//! serve `/metrics` and `/healthz`/`/readyz`, campaign for the `kruise-manager` Lease, and run the
+//! controllers while leading. Exit codes: 0 after a SIGTERM/SIGINT shutdown (in-flight
+//! reconciles finished, Lease released); 1 on a start-up error, a controller failure, or lost
+//! leadership.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use clap::{ArgAction, Parser, ValueEnum};
+use kruise_manager::features::FeatureGates;
+use kruise_manager::leader::{self, LeaderElectionConfig, LeaderElector};
+use kruise_manager::metrics::Metrics;
+use kruise_manager::runtime::{self, CancellationToken, Context, ControllerConfig};
+use kruise_manager::server;
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use tokio::task::JoinHandle;
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// kruise-manager: OpenKruise controllers, rebuilt in Rust.
+#[derive(Debug, Parser)]
+#[command(name = "kruise-manager", version)]
+struct Args {
+    /// Path to a kubeconfig. Without it: $KUBECONFIG, ~/.kube/config, then in-cluster config.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+
+    /// Whether to campaign for the leader Lease before running controllers.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", require_equals = false)]
+    enable_leader_election: bool,
+
+    /// Namespace of the leader election Lease.
+    #[arg(long, default_value = "kruise-system")]
+    leader_election_namespace: String,
+
+    /// Name of the leader election Lease.
+    #[arg(long, default_value = "kruise-manager")]
+    leader_election_id: String,
+
+    /// Leader election lock kind; only `leases` is supported.
+    #[arg(long, default_value = "leases")]
+    leader_election_resource_lock: String,
+
+    /// How long a standby waits after the last observed renewal before taking over.
+    #[arg(long, default_value = "15s", value_parser = parse_go_duration)]
+    leader_election_lease_duration: Duration,
+
+    /// How long the leader retries renewing before giving up.
+    #[arg(long, default_value = "10s", value_parser = parse_go_duration)]
+    leader_election_renew_deadline: Duration,
+
+    /// Interval between leader election attempts.
+    #[arg(long, default_value = "2s", value_parser = parse_go_duration)]
+    leader_election_retry_period: Duration,
+
+    /// Address of the metrics endpoint (`/metrics`).
+    #[arg(long, default_value = ":8080")]
+    metrics_addr: String,
+
+    /// Address of the health endpoints (`/healthz`, `/readyz`).
+    #[arg(long, default_value = ":8000")]
+    health_probe_addr: String,
+
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+
+    /// Log verbosity (klog style): 0-1 info, 2-4 debug, 5+ trace. RUST_LOG overrides it.
+    #[arg(short = 'v', long = "v", default_value_t = 0)]
+    verbosity: u8,
+
+    /// Feature gates, `Name=bool,…` (repeatable). Unknown names are an error.
+    #[arg(long)]
+    feature_gates: Vec<String>,
+
+    /// Max concurrent CloneSet reconciles.
+    #[arg(long, default_value_t = 3)]
+    cloneset_workers: u16,
+
+    /// Namespace whose objects the controllers watch (default: all namespaces).
+    #[arg(long)]
+    namespace: Option<String>,
+
+    /// Controllers to run (kruise-rs extension, kube-controller-manager style): `*` = all,
+    /// `name` enables, `-name` disables. Known: cloneset.
+    #[arg(long, value_delimiter = ',', default_value = "*")]
+    controllers: Vec<String>,
+
+    /// Whether CloneSet scaling ignores pods in the PreparingDelete lifecycle state when counting
+    /// replicas (OpenKruise's `--cloneset-scaling-exclude-preparing-delete`).
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    cloneset_scaling_exclude_preparing_delete: bool,
+
+    /// How long an unsatisfied expectation is trusted before it is treated as leaked.
+    #[arg(long, default_value = "5m", value_parser = parse_go_duration)]
+    expectation_timeout: Duration,
+
+    /// Client QPS (accepted for compatibility; kube-rs does not throttle client side).
+    #[arg(long, default_value_t = 30)]
+    rest_config_qps: i32,
+
+    /// Client burst (accepted for compatibility; kube-rs does not throttle client side).
+    #[arg(long, default_value_t = 50)]
+    rest_config_burst: i32,
+
+    /// How long to wait for in-flight reconciles on shutdown before exiting anyway.
+    #[arg(long, default_value = "30s", value_parser = parse_go_duration)]
+    graceful_shutdown_timeout: Duration,
+}
+
+/// Parses a Go `time.Duration` string: a sequence of decimal numbers with units
+/// `ns`, `us`/`µs`, `ms`, `s`, `m`, `h` (e.g. `5m`, `1h30m`, `1.5s`, `300ms`), or `0`.
+fn parse_go_duration(s: &str) -> Result<Duration, String> {
+    let err = || format!("invalid duration {s:?} (expected e.g. 30s, 5m, 1h30m)");
+    let t = s.trim();
+    if t == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if t.is_empty() || t.starts_with('-') {
+        return Err(err());
+    }
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let mut total = 0f64;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(err)?;
+        if num_end == 0 {
+            return Err(err());
+        }
+        let value: f64 = rest[..num_end].parse().map_err(|_| err())?;
+        rest = &rest[num_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_end] {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(err()),
+        };
+        total += value * scale;
+        rest = &rest[unit_end..];
+    }
+    Duration::try_from_secs_f64(total).map_err(|_| err())
+}
+
+/// klog verbosity → tracing filter.
+fn log_filter(verbosity: u8) -> String {
+    match verbosity {
+        0 | 1 => "info".to_string(),
+        2..=4 => "info,kruise_manager=debug".to_string(),
+        _ => "debug,kruise_manager=trace,hyper=info,hyper_util=info,h2=info,tower=info,rustls=info"
+            .to_string(),
+    }
+}
+
+fn init_logging(format: LogFormat, verbosity: u8) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(log_filter(verbosity)));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+async fn make_client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kc = Kubeconfig::read_from(path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+                .await
+                .with_context(|| format!("loading kubeconfig {}", path.display()))?
+        }
+        None => kube::Config::infer()
+            .await
+            .context("no kubeconfig given and none could be inferred")?,
+    };
+    Client::try_from(config).context("building API client")
+}
+
+/// Names accepted by `--controllers`.
+const KNOWN_CONTROLLERS: &[&str] = &["cloneset"];
+
+/// Whether controller `name` runs under `--controllers` (kube-controller-manager semantics:
+/// `*` enables every controller, `foo` enables foo, `-foo` disables foo; the last word wins
+/// over `*`).
+fn controller_enabled(spec: &[String], name: &str) -> bool {
+    let words = || spec.iter().flat_map(|s| s.split(',')).map(str::trim);
+    if words().any(|w| w.strip_prefix('-') == Some(name)) {
+        return false;
+    }
+    words().any(|w| w == name || w == "*")
+}
+
+/// Rejects names in `--controllers` that are not controllers.
+fn validate_controllers(spec: &[String]) -> anyhow::Result<()> {
+    for word in spec.iter().flat_map(|s| s.split(',')).map(str::trim) {
+        let name = word.strip_prefix('-').unwrap_or(word);
+        if !(name == "*" || name.is_empty() || KNOWN_CONTROLLERS.contains(&name)) {
+            bail!(
+                "--controllers: {name:?} is not a known controller (known: {KNOWN_CONTROLLERS:?})"
+            );
+        }
+    }
+    Ok(())
+}
+
+type ControllerFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), runtime::Error>> + Send>>;
+
+/// Runs every enabled controller until `ctx.shutdown` is cancelled: the single place
+/// controllers are wired in (each controller module exposes
+/// `run(ctx) -> Result<(), runtime::Error>`). Returns the first controller error.
+async fn run_controllers(ctx: Arc<Context>, opts: ControllerFlags) -> Result<(), runtime::Error> {
+    let mut controllers: Vec<ControllerFuture> = Vec::new();
+    if controller_enabled(&opts.controllers, "cloneset") {
+        controllers.push(Box::pin(kruise_manager::controllers::cloneset::run_with(
+            ctx.clone(),
+            opts.cloneset_scaling_exclude_preparing_delete,
+        )));
+    }
+    if controllers.is_empty() {
+        tracing::warn!("no controllers enabled; idling until shutdown");
+        ctx.shutdown.cancelled().await;
+        return Ok(());
+    }
+    futures::future::try_join_all(controllers).await.map(|_| ())
+}
+
+/// Controller-specific flags that are not part of [`ControllerConfig`].
+#[derive(Debug, Clone)]
+struct ControllerFlags {
+    controllers: Vec<String>,
+    cloneset_scaling_exclude_preparing_delete: bool,
+}
+
+/// Resolves on the first SIGTERM or SIGINT.
+async fn shutdown_signal() -> anyhow::Result<&'static str> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing SIGTERM handler")?;
+    tokio::select! {
+        _ = term.recv() => Ok("SIGTERM"),
+        res = tokio::signal::ctrl_c() => res.map(|()| "SIGINT").context("waiting for SIGINT"),
+    }
+}
+
+async fn spawn_servers(
+    args: &Args,
+    metrics: Arc<Metrics>,
+    readiness: server::Readiness,
+    stop: CancellationToken,
+) -> anyhow::Result<Vec<JoinHandle<Result<(), server::Error>>>> {
+    let m = server::bind(&args.metrics_addr).await?;
+    let h = server::bind(&args.health_probe_addr).await?;
+    tracing::info!(addr = %server::local_addr(&m)?, "serving metrics");
+    tracing::info!(addr = %server::local_addr(&h)?, "serving health probes");
+    Ok(vec![
+        tokio::spawn(server::serve(
+            m,
+            server::metrics_router(metrics),
+            stop.clone(),
+        )),
+        tokio::spawn(server::serve(h, server::health_router(readiness), stop)),
+    ])
+}
+
+/// Stops the controllers and waits for in-flight reconciles, at most `timeout` and only until a
+/// second SIGTERM/SIGINT. Returns whether they stopped cleanly.
+async fn drain_controllers(
+    ctx: &Context,
+    controllers: &mut JoinHandle<Result<(), runtime::Error>>,
+    timeout: Duration,
+) -> bool {
+    ctx.shutdown.cancel();
+    let drained = tokio::select! {
+        res = tokio::time::timeout(timeout, controllers) => res,
+        _ = shutdown_signal() => {
+            tracing::warn!("second signal: not waiting for in-flight reconciles");
+            return false;
+        }
+    };
+    match drained {
+        Ok(Ok(Ok(()))) => true,
+        Ok(Ok(Err(err))) => {
+            tracing::error!(error = %err, "controller failed during shutdown");
+            false
+        }
+        Ok(Err(err)) => {
+            tracing::error!(error = %err, "controller task panicked");
+            false
+        }
+        Err(_) => {
+            tracing::error!(
+                ?timeout,
+                "controllers did not stop within the graceful shutdown timeout"
+            );
+            false
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let gates = FeatureGates::parse_with_env(
+        &args.feature_gates.join(","),
+        std::env::var("CUSTOM_RESOURCE_ENABLE").ok().as_deref(),
+    )
+    .context("invalid --feature-gates")?;
+    validate_controllers(&args.controllers)?;
+    if args.leader_election_resource_lock != "leases" {
+        bail!(
+            "unsupported --leader-election-resource-lock {:?}: only \"leases\" is supported",
+            args.leader_election_resource_lock
+        );
+    }
+    tracing::info!(feature_gates = %gates, "feature gates");
+    tracing::debug!(
+        qps = args.rest_config_qps,
+        burst = args.rest_config_burst,
+        "rest config QPS/burst accepted (no client-side throttling)"
+    );
+
+    let client = make_client(args.kubeconfig.as_ref()).await?;
+    let version = client
+        .apiserver_version()
+        .await
+        .context("contacting the API server")?;
+    tracing::info!(version = %version.git_version, "connected to API server");
+
+    let ctx = Context::new(
+        client.clone(),
+        gates,
+        ControllerConfig {
+            cloneset_workers: args.cloneset_workers,
+            expectation_timeout: args.expectation_timeout,
+            namespace: args.namespace.clone().filter(|n| !n.is_empty()),
+        },
+    );
+    let ctx = Arc::new(ctx);
+    let flags = ControllerFlags {
+        controllers: args.controllers.clone(),
+        cloneset_scaling_exclude_preparing_delete: args.cloneset_scaling_exclude_preparing_delete,
+    };
+    let servers_stop = CancellationToken::new();
+    let servers = spawn_servers(
+        &args,
+        ctx.metrics.clone(),
+        ctx.readiness.clone(),
+        servers_stop.clone(),
+    )
+    .await?;
+
+    let signal = tokio::spawn(shutdown_signal());
+    tokio::pin!(signal);
+
+    let code = if args.enable_leader_election {
+        let mut config =
+            LeaderElectionConfig::new(&args.leader_election_namespace, &args.leader_election_id);
+        config.lease_duration = args.leader_election_lease_duration;
+        config.renew_deadline = args.leader_election_renew_deadline;
+        config.retry_period = args.leader_election_retry_period;
+        let elector = LeaderElector::new(client, config)?.with_metrics(ctx.metrics.clone());
+        tracing::info!(
+            lease = %format!("{}/{}", args.leader_election_namespace, args.leader_election_id),
+            identity = %elector.config().identity,
+            "attempting to acquire leader lease"
+        );
+        let mut leading = elector.subscribe();
+        let release = CancellationToken::new();
+        let mut election = tokio::spawn(elector.run(release.clone()));
+        // A standby replica is ready: it serves and waits for the Lease.
+        ctx.readiness.set_ready(true);
+
+        // Wait to lead.
+        let became_leader = tokio::select! {
+            res = leading.wait_for(|l| *l) => {
+                if res.is_err() {
+                    tracing::error!("leader election stopped before leading");
+                    return finish(servers_stop, servers, ExitCode::FAILURE).await;
+                }
+                true
+            }
+            sig = &mut signal => {
+                tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutting down before leading");
+                false
+            }
+            res = &mut election => {
+                tracing::error!(result = ?res, "leader election ended before leading");
+                return finish(servers_stop, servers, ExitCode::FAILURE).await;
+            }
+        };
+        if !became_leader {
+            release.cancel();
+            let _ = election.await;
+            ExitCode::SUCCESS
+        } else {
+            let mut controllers = tokio::spawn(run_controllers(ctx.clone(), flags));
+            tokio::select! {
+                sig = &mut signal => {
+                    tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutdown requested; finishing in-flight reconciles");
+                    let clean = drain_controllers(&ctx, &mut controllers, args.graceful_shutdown_timeout).await;
+                    release.cancel();
+                    match election.await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(err)) => tracing::error!(error = %err, "leader election"),
+                        Err(err) => tracing::error!(error = %err, "leader election task panicked"),
+                    }
+                    if clean { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+                }
+                res = &mut election => {
+                    // Lost the Lease: stop at once, like controller-runtime ("leader election lost").
+                    ctx.shutdown.cancel();
+                    match res {
+                        Ok(Err(leader::Error::LeadershipLost { .. })) | Ok(Ok(())) =>
+                            tracing::error!("leader election lost"),
+                        Ok(Err(err)) => tracing::error!(error = %err, "leader election failed"),
+                        Err(err) => tracing::error!(error = %err, "leader election task panicked"),
+                    }
+                    ExitCode::FAILURE
+                }
+                res = &mut controllers => {
+                    match res {
+                        Ok(Ok(())) => tracing::error!("controllers stopped unexpectedly"),
+                        Ok(Err(err)) => tracing::error!(error = %err, "controller failed"),
+                        Err(err) => tracing::error!(error = %err, "controller task panicked"),
+                    }
+                    ctx.shutdown.cancel();
+                    release.cancel();
+                    let _ = election.await;
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    } else {
+        ctx.readiness.set_ready(true);
+        let mut controllers = tokio::spawn(run_controllers(ctx.clone(), flags));
+        tokio::select! {
+            sig = &mut signal => {
+                tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutdown requested; finishing in-flight reconciles");
+                if drain_controllers(&ctx, &mut controllers, args.graceful_shutdown_timeout).await {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }
+            res = &mut controllers => {
+                match res {
+                    Ok(Ok(())) => tracing::error!("controllers stopped unexpectedly"),
+                    Ok(Err(err)) => tracing::error!(error = %err, "controller failed"),
+                    Err(err) => tracing::error!(error = %err, "controller task panicked"),
+                }
+                ctx.shutdown.cancel();
+                ExitCode::FAILURE
+            }
+        }
+    };
+    finish(servers_stop, servers, code).await
+}
+
+async fn finish(
+    stop: CancellationToken,
+    servers: Vec<JoinHandle<Result<(), server::Error>>>,
+    code: ExitCode,
+) -> anyhow::Result<ExitCode> {
+    stop.cancel();
+    for s in servers {
+        // Servers only wait for in-flight requests; do not hang on a stuck client.
+        match tokio::time::timeout(Duration::from_secs(5), s).await {
+            Ok(Ok(Err(err))) => tracing::warn!(error = %err, "http server"),
+            Ok(Err(err)) => tracing::warn!(error = %err, "http server task panicked"),
+            Ok(Ok(Ok(()))) | Err(_) => {}
+        }
+    }
+    tracing::info!(
+        success = (code == ExitCode::SUCCESS),
+        "kruise-manager exiting"
+    );
+    Ok(code)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging(args.log_format, args.verbosity);
+    match run(args).await {
+        Ok(code) => code,
+        Err(err) => {
+            tracing::error!(error = format!("{err:#}"), "kruise-manager failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        let ok = [
+            ("0", Duration::ZERO),
+            ("5m", Duration::from_secs(300)),
+            ("1h30m", Duration::from_secs(5400)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("300ms", Duration::from_millis(300)),
+            ("2s500ms", Duration::from_millis(2500)),
+            ("10us", Duration::from_micros(10)),
+        ];
+        for (s, want) in ok {
+            assert_eq!(parse_go_duration(s), Ok(want), "{s}");
+        }
+        for bad in ["", "5", "m", "-5s", "5x", "1..5s", "5 m"] {
+            assert!(parse_go_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn flag_defaults() {
+        let a = Args::try_parse_from(["kruise-manager"]).unwrap();
+        assert!(a.enable_leader_election);
+        assert_eq!(a.leader_election_namespace, "kruise-system");
+        assert_eq!(a.leader_election_id, "kruise-manager");
+        assert_eq!(a.metrics_addr, ":8080");
+        assert_eq!(a.health_probe_addr, ":8000");
+        assert_eq!(a.log_format, LogFormat::Text);
+        assert_eq!(a.verbosity, 0);
+        assert_eq!(a.cloneset_workers, 3);
+        assert_eq!(a.expectation_timeout, Duration::from_secs(300));
+        assert_eq!(a.rest_config_qps, 30);
+        assert_eq!(a.rest_config_burst, 50);
+        assert_eq!(a.leader_election_lease_duration, Duration::from_secs(15));
+        assert!(!a.cloneset_scaling_exclude_preparing_delete);
+    }
+
+    #[test]
+    fn flag_forms() {
+        let a = Args::try_parse_from([
+            "kruise-manager",
+            "--enable-leader-election=false",
+            "--feature-gates=CloneSetShortHash=true",
+            "--feature-gates",
+            "PodWebhook=false",
+            "-v",
+            "4",
+            "--log-format",
+            "json",
+            "--expectation-timeout=90s",
+        ])
+        .unwrap();
+        assert!(!a.enable_leader_election);
+        assert_eq!(
+            a.feature_gates.join(","),
+            "CloneSetShortHash=true,PodWebhook=false"
+        );
+        assert_eq!(a.verbosity, 4);
+        assert_eq!(a.log_format, LogFormat::Json);
+        assert_eq!(a.expectation_timeout, Duration::from_secs(90));
+        let a =
+            Args::try_parse_from(["kruise-manager", "--v=2", "--enable-leader-election"]).unwrap();
+        assert_eq!(a.verbosity, 2);
+        assert!(a.enable_leader_election);
+    }
+
+    #[test]
+    fn controllers_flag() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(controller_enabled(&v(&["*"]), "cloneset"));
+        assert!(controller_enabled(&v(&["cloneset"]), "cloneset"));
+        assert!(!controller_enabled(&v(&["*", "-cloneset"]), "cloneset"));
+        assert!(!controller_enabled(&v(&["-cloneset"]), "cloneset"));
+        assert!(!controller_enabled(&v(&[""]), "cloneset"));
+        assert!(validate_controllers(&v(&["*", "-cloneset"])).is_ok());
+        assert!(validate_controllers(&v(&["nope"])).is_err());
+        let a = Args::try_parse_from(["kruise-manager", "--controllers=*,-cloneset"]).unwrap();
+        assert_eq!(a.controllers, v(&["*", "-cloneset"]));
+        let a = Args::try_parse_from(["kruise-manager"]).unwrap();
+        assert_eq!(a.controllers, v(&["*"]));
+    }
+
+    #[test]
+    fn verbosity_filters() {
+        assert_eq!(log_filter(0), "info");
+        assert!(log_filter(3).contains("kruise_manager=debug"));
+        assert!(log_filter(6).contains("kruise_manager=trace"));
+    }
+}

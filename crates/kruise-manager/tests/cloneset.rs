@@ -1,0 +1,676 @@
+//! CloneSet end to end on the real testbed. Each test runs its own `kruise-manager` process
+//! restricted to the test's namespace (`--namespace`), so tests run in parallel and a test can
+//! kill and restart "its" manager.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Event, Pod};
+use kruise_api::apps::v1alpha1::CloneSet;
+use kruise_e2e::{
+    TestEnv, TestNamespace, install_crds, repo_root, testbed_kubeconfig, wait_for, wait_for_list,
+    wait_for_object,
+};
+use kube::ResourceExt;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A kruise-manager process watching one namespace; killed on drop.
+struct Manager {
+    child: Child,
+    ns: String,
+}
+
+impl Manager {
+    fn start(ns: &str) -> Self {
+        let logs = repo_root().join("target/e2e-logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        let log_path: PathBuf = logs.join(format!("{ns}-manager.log"));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_kruise-manager"))
+            .arg("--kubeconfig")
+            .arg(testbed_kubeconfig())
+            .args([
+                "--enable-leader-election=false",
+                "--namespace",
+                ns,
+                "--metrics-addr",
+                "127.0.0.1:0",
+                "--health-probe-addr",
+                "127.0.0.1:0",
+                "-v",
+                "1",
+            ])
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start kruise-manager");
+        Manager {
+            child,
+            ns: ns.to_string(),
+        }
+    }
+
+    /// SIGKILL, as a crash would.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Manager {
+    fn drop(&mut self) {
+        self.kill();
+        eprintln!("manager log: target/e2e-logs/{}-manager.log", self.ns);
+    }
+}
+
+async fn setup(prefix: &str) -> (TestEnv, TestNamespace, Manager) {
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace(prefix).await.unwrap();
+    let m = Manager::start(ns.name());
+    (env, ns, m)
+}
+
+fn cloneset(name: &str, replicas: i32, extra_spec: Value) -> CloneSet {
+    let mut spec = json!({
+        "replicas": replicas,
+        "selector": {"matchLabels": {"app": name}},
+        "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
+        },
+    });
+    merge(&mut spec, extra_spec);
+    serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": name}, "spec": spec,
+    }))
+    .unwrap()
+}
+
+fn merge(base: &mut Value, extra: Value) {
+    match (base, extra) {
+        (Value::Object(b), Value::Object(e)) => {
+            for (k, v) in e {
+                merge(b.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (b, e) => *b = e,
+    }
+}
+
+fn condition(pod: &Pod, type_: &str) -> Option<String> {
+    pod.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| c.status.clone())
+}
+
+/// Ready (Running, Ready) and in-place update finished.
+fn available(pod: &Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_none()
+        && pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+        && condition(pod, "Ready").as_deref() == Some("True")
+        && condition(pod, "InPlaceUpdateReady").as_deref() != Some("False")
+}
+
+fn image_of(pod: &Pod) -> String {
+    pod.spec.as_ref().unwrap().containers[0]
+        .image
+        .clone()
+        .unwrap_or_default()
+}
+
+fn status_of(cs: &CloneSet) -> kruise_api::apps::v1alpha1::CloneSetStatus {
+    cs.status.clone().unwrap_or_default()
+}
+
+async fn wait_ready(cs_api: &Api<CloneSet>, name: &str, replicas: i32) -> CloneSet {
+    wait_for_object(
+        cs_api,
+        name,
+        &format!("{name}: {replicas} updated ready replicas"),
+        TIMEOUT,
+        |cs| {
+            let s = status_of(cs);
+            cs.metadata.generation == s.observed_generation
+                && s.replicas == replicas
+                && s.ready_replicas == replicas
+                && s.updated_ready_replicas == replicas
+        },
+    )
+    .await
+    .unwrap()
+}
+
+async fn pods_of(ns: &TestNamespace, app: &str) -> Vec<Pod> {
+    ns.api::<Pod>()
+        .list(&ListParams::default().labels(&format!("app={app}")))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect()
+}
+
+async fn patch_spec(api: &Api<CloneSet>, name: &str, spec: Value) {
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": spec})),
+    )
+    .await
+    .unwrap();
+}
+
+/// Records, from a watch on the namespace's pods, the largest number of pods of `app` that
+/// were unavailable at the same time, the largest number of live pods, and, per pod, the
+/// sequence of `InPlaceUpdateReady` statuses seen.
+#[derive(Default, Debug)]
+struct Observed {
+    max_unavailable: usize,
+    max_pods: usize,
+    inplace_ready: BTreeMap<String, Vec<String>>,
+    uids: BTreeSet<String>,
+}
+
+fn observe(ns: &TestNamespace, app: &str) -> (Arc<Mutex<Observed>>, tokio::task::JoinHandle<()>) {
+    let obs = Arc::new(Mutex::new(Observed::default()));
+    let api = ns.api::<Pod>();
+    let cfg = watcher::Config::default().labels(&format!("app={app}"));
+    let o = obs.clone();
+    let task = tokio::spawn(async move {
+        let mut live: BTreeMap<String, Pod> = BTreeMap::new();
+        let mut stream = watcher(api, cfg).default_backoff().boxed();
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(watcher::Event::Apply(p)) | Ok(watcher::Event::InitApply(p)) => {
+                    let name = p.name_any();
+                    if let Some(s) = condition(&p, "InPlaceUpdateReady") {
+                        let mut g = o.lock().unwrap();
+                        let seq = g.inplace_ready.entry(name.clone()).or_default();
+                        if seq.last() != Some(&s) {
+                            seq.push(s);
+                        }
+                    }
+                    if p.metadata.deletion_timestamp.is_some() {
+                        live.remove(&name);
+                    } else {
+                        o.lock()
+                            .unwrap()
+                            .uids
+                            .insert(p.metadata.uid.clone().unwrap_or_default());
+                        live.insert(name, p);
+                    }
+                }
+                Ok(watcher::Event::Delete(p)) => {
+                    live.remove(&p.name_any());
+                }
+                _ => continue,
+            }
+            let unavailable = live.values().filter(|p| !available(p)).count();
+            let mut g = o.lock().unwrap();
+            g.max_unavailable = g.max_unavailable.max(unavailable);
+            g.max_pods = g.max_pods.max(live.len());
+        }
+    });
+    (obs, task)
+}
+
+#[tokio::test]
+async fn scale_up_then_down_honours_pods_to_delete() {
+    let (_env, ns, _m) = setup("cs-scale").await;
+    let api = ns.api::<CloneSet>();
+    api.create(&PostParams::default(), &cloneset("web", 0, json!({})))
+        .await
+        .unwrap();
+    wait_for_object(&api, "web", "status observed", TIMEOUT, |cs| {
+        cs.status
+            .as_ref()
+            .is_some_and(|s| s.observed_generation == cs.metadata.generation)
+    })
+    .await
+    .unwrap();
+    assert!(pods_of(&ns, "web").await.is_empty());
+
+    patch_spec(&api, "web", json!({"replicas": 5})).await;
+    wait_ready(&api, "web", 5).await;
+    let pods = pods_of(&ns, "web").await;
+    assert_eq!(pods.len(), 5);
+    for p in &pods {
+        let labels = p.labels();
+        assert!(p.name_any().starts_with("web-") && p.name_any().len() == "web-".len() + 5);
+        assert_eq!(
+            labels["apps.kruise.io/cloneset-instance-id"],
+            p.name_any()["web-".len()..]
+        );
+        assert!(labels["controller-revision-hash"].starts_with("web-"));
+        assert_eq!(
+            labels["pod-template-hash"],
+            labels["controller-revision-hash"]["web-".len()..]
+        );
+        assert_eq!(labels["lifecycle.apps.kruise.io/state"], "Normal");
+    }
+
+    let mut names: Vec<String> = pods.iter().map(|p| p.name_any()).collect();
+    names.sort();
+    let doomed: Vec<String> = names[..3].to_vec();
+    let kept: BTreeSet<String> = names[3..].iter().cloned().collect();
+    patch_spec(
+        &api,
+        "web",
+        json!({"replicas": 2, "scaleStrategy": {"podsToDelete": doomed}}),
+    )
+    .await;
+    wait_for_list(
+        &ns.api::<Pod>(),
+        &ListParams::default().labels("app=web"),
+        "the 2 kept pods only",
+        TIMEOUT,
+        |ps| {
+            let names: BTreeSet<String> = ps.iter().map(|p| p.name_any()).collect();
+            names == kept
+        },
+    )
+    .await
+    .unwrap();
+    let cs = wait_ready(&api, "web", 2).await;
+    // The list is truncated once the pods are gone.
+    wait_for_object(&api, "web", "podsToDelete truncated", TIMEOUT, |cs| {
+        cs.spec
+            .scale_strategy
+            .as_ref()
+            .and_then(|s| s.pods_to_delete.as_ref())
+            .is_none_or(|v| v.is_empty())
+    })
+    .await
+    .unwrap();
+    assert_eq!(status_of(&cs).label_selector.as_deref(), Some("app=web"));
+}
+
+#[tokio::test]
+async fn in_place_image_update_keeps_pods_and_respects_max_unavailable() {
+    let (_env, ns, _m) = setup("cs-inplace").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        5,
+        json!({"updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 2}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 5).await;
+    let before: BTreeMap<String, (String, String)> = pods_of(&ns, "web")
+        .await
+        .iter()
+        .map(|p| {
+            let st = &p
+                .status
+                .as_ref()
+                .unwrap()
+                .container_statuses
+                .as_ref()
+                .unwrap()[0];
+            (
+                p.name_any(),
+                (p.metadata.uid.clone().unwrap(), st.image_id.clone()),
+            )
+        })
+        .collect();
+    let (obs, task) = observe(&ns, "web");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    let cs = wait_ready(&api, "web", 5).await;
+    assert_eq!(status_of(&cs).updated_replicas, 5);
+    let after = pods_of(&ns, "web").await;
+    assert_eq!(after.len(), 5);
+    for p in &after {
+        let (uid, old_image_id) = &before[&p.name_any()];
+        assert_eq!(
+            p.metadata.uid.as_ref(),
+            Some(uid),
+            "{} was recreated",
+            p.name_any()
+        );
+        assert_eq!(image_of(p), "nginx:1.26");
+        let st = &p
+            .status
+            .as_ref()
+            .unwrap()
+            .container_statuses
+            .as_ref()
+            .unwrap()[0];
+        assert_ne!(&st.image_id, old_image_id);
+        assert_eq!(st.restart_count, 1);
+        let state: Value =
+            serde_json::from_str(&p.annotations()["apps.kruise.io/inplace-update-state"]).unwrap();
+        assert_eq!(
+            state["revision"],
+            status_of(&cs).update_revision.clone().unwrap()
+        );
+        assert!(state["lastContainerStatuses"]["main"]["imageID"].is_string());
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    task.abort();
+    let obs = obs.lock().unwrap();
+    assert!(
+        obs.max_unavailable <= 2,
+        "at most maxUnavailable=2 unavailable at once: {obs:?}"
+    );
+    assert!(obs.max_unavailable >= 1, "the update was observed: {obs:?}");
+    for name in before.keys() {
+        let seq = obs.inplace_ready.get(name).cloned().unwrap_or_default();
+        let s = seq.join(",");
+        assert!(
+            s.contains("False,True"),
+            "{name}: InPlaceUpdateReady went {s}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn partition_sixty_percent_updates_forty_percent_and_stops() {
+    let (_env, ns, _m) = setup("cs-partition").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        5,
+        json!({"updateStrategy": {"type": "InPlaceIfPossible", "partition": "60%", "maxUnavailable": 5}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 5).await;
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    wait_for_object(&api, "web", "2 of 5 updated and ready", TIMEOUT, |cs| {
+        let s = status_of(cs);
+        s.updated_ready_replicas == 2
+            && s.ready_replicas == 5
+            && s.expected_updated_replicas == Some(2)
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let pods = pods_of(&ns, "web").await;
+    let updated = pods.iter().filter(|p| image_of(p) == "nginx:1.26").count();
+    assert_eq!(updated, 2, "exactly 40% updated");
+    let cs = api.get("web").await.unwrap();
+    assert_eq!(status_of(&cs).updated_replicas, 2);
+    assert_ne!(
+        status_of(&cs).current_revision,
+        status_of(&cs).update_revision
+    );
+}
+
+#[tokio::test]
+async fn non_in_place_change_recreates_pods_under_in_place_if_possible() {
+    let (_env, ns, _m) = setup("cs-recreate").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        3,
+        json!({"updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 3).await;
+    let uids: BTreeSet<String> = pods_of(&ns, "web")
+        .await
+        .iter()
+        .filter_map(|p| p.metadata.uid.clone())
+        .collect();
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.25", "env": [{"name": "MODE", "value": "b"}]}]}}}),
+    )
+    .await;
+    wait_for("all 3 pods recreated and ready", TIMEOUT, || async {
+        let pods = pods_of(&ns, "web").await;
+        let cs = api.get("web").await.ok()?;
+        let s = status_of(&cs);
+        (pods.len() == 3
+            && pods
+                .iter()
+                .all(|p| !uids.contains(p.metadata.uid.as_deref().unwrap_or("")))
+            && s.updated_ready_replicas == 3)
+            .then_some(())
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn in_place_only_refuses_a_non_in_place_change() {
+    let (_env, ns, _m) = setup("cs-inplaceonly").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset("web", 2, json!({"updateStrategy": {"type": "InPlaceOnly"}}));
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 2).await;
+    let uids: BTreeSet<String> = pods_of(&ns, "web")
+        .await
+        .iter()
+        .filter_map(|p| p.metadata.uid.clone())
+        .collect();
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.25", "env": [{"name": "MODE", "value": "b"}]}]}}}),
+    )
+    .await;
+    let events = ns.api::<Event>();
+    wait_for("a warning event about InPlaceOnly", TIMEOUT, || async {
+        let list = events.list(&ListParams::default()).await.ok()?;
+        list.items.into_iter().find(|e| {
+            e.type_.as_deref() == Some("Warning")
+                && e.message.as_deref().unwrap_or("").contains("InPlaceOnly")
+        })
+    })
+    .await
+    .unwrap();
+    let now: BTreeSet<String> = pods_of(&ns, "web")
+        .await
+        .iter()
+        .filter_map(|p| p.metadata.uid.clone())
+        .collect();
+    assert_eq!(now, uids, "no pod may be recreated under InPlaceOnly");
+}
+
+#[tokio::test]
+async fn max_surge_adds_pods_during_update_then_converges() {
+    let (_env, ns, _m) = setup("cs-surge").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        3,
+        json!({"updateStrategy": {"type": "ReCreate", "maxSurge": 1, "maxUnavailable": 0}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 3).await;
+    let (obs, task) = observe(&ns, "web");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    wait_ready(&api, "web", 3).await;
+    wait_for("back to exactly 3 pods", TIMEOUT, || async {
+        (pods_of(&ns, "web").await.len() == 3).then_some(())
+    })
+    .await
+    .unwrap();
+    task.abort();
+    let max_pods = obs.lock().unwrap().max_pods;
+    assert_eq!(max_pods, 4, "one surge pod above replicas");
+    assert!(
+        pods_of(&ns, "web")
+            .await
+            .iter()
+            .all(|p| image_of(p) == "nginx:1.26")
+    );
+}
+
+#[tokio::test]
+async fn paused_stops_the_rollout_and_resuming_finishes_it() {
+    let (_env, ns, _m) = setup("cs-paused").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        3,
+        json!({"updateStrategy": {"type": "InPlaceIfPossible", "paused": true}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 3).await;
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    wait_for_object(&api, "web", "new revision observed", TIMEOUT, |cs| {
+        let s = status_of(cs);
+        s.observed_generation == cs.metadata.generation && s.update_revision != s.current_revision
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        status_of(&api.get("web").await.unwrap()).updated_replicas,
+        0
+    );
+    assert!(
+        pods_of(&ns, "web")
+            .await
+            .iter()
+            .all(|p| image_of(p) == "nginx:1.25")
+    );
+    patch_spec(&api, "web", json!({"updateStrategy": {"paused": false}})).await;
+    wait_ready(&api, "web", 3).await;
+    assert!(
+        pods_of(&ns, "web")
+            .await
+            .iter()
+            .all(|p| image_of(p) == "nginx:1.26")
+    );
+}
+
+#[tokio::test]
+async fn pre_delete_hook_blocks_deletion_until_the_label_is_removed() {
+    let (_env, ns, _m) = setup("cs-predelete").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        2,
+        json!({
+            "template": {"metadata": {"labels": {"app": "web", "example.com/block": "true"}}},
+            "lifecycle": {"preDelete": {"labelsHandler": {"example.com/block": "true"}}},
+        }),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 2).await;
+    patch_spec(&api, "web", json!({"replicas": 1})).await;
+    let pods = ns.api::<Pod>();
+    let held = wait_for("a pod in PreparingDelete", TIMEOUT, || async {
+        pods_of(&ns, "web").await.into_iter().find(|p| {
+            p.labels()
+                .get("lifecycle.apps.kruise.io/state")
+                .map(String::as_str)
+                == Some("PreparingDelete")
+        })
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let still = pods.get(&held.name_any()).await.unwrap();
+    assert!(
+        still.metadata.deletion_timestamp.is_none(),
+        "the hook must hold the pod"
+    );
+    assert_eq!(pods_of(&ns, "web").await.len(), 2);
+
+    pods.patch(
+        &held.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"example.com/block": null}}})),
+    )
+    .await
+    .unwrap();
+    wait_for("the held pod deleted", TIMEOUT, || async {
+        match pods.get_opt(&held.name_any()).await.ok()? {
+            None => Some(()),
+            Some(p) if p.metadata.deletion_timestamp.is_some() => Some(()),
+            Some(_) => None,
+        }
+    })
+    .await
+    .unwrap();
+    wait_ready(&api, "web", 1).await;
+}
+
+#[tokio::test]
+async fn killing_the_manager_mid_rollout_converges_without_extra_pods() {
+    let (_env, ns, mut m) = setup("cs-restart").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        5,
+        json!({"updateStrategy": {"type": "ReCreate", "maxUnavailable": 1}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 5).await;
+    let (obs, task) = observe(&ns, "web");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    wait_for_object(&api, "web", "rollout under way", TIMEOUT, |cs| {
+        status_of(cs).updated_replicas >= 1
+    })
+    .await
+    .unwrap();
+    m.kill();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let _m2 = Manager::start(ns.name());
+    wait_ready(&api, "web", 5).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    task.abort();
+    let pods = pods_of(&ns, "web").await;
+    assert_eq!(pods.len(), 5);
+    assert!(pods.iter().all(|p| image_of(p) == "nginx:1.26"));
+    let obs = obs.lock().unwrap();
+    assert!(
+        obs.max_pods <= 5,
+        "never more than replicas pods with maxSurge 0: {obs:?}"
+    );
+    // 5 original + 5 replacements, nothing more.
+    assert_eq!(obs.uids.len(), 10, "{obs:?}");
+}
