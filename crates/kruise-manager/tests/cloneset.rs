@@ -50,7 +50,7 @@ impl Manager {
                 "--health-probe-addr",
                 "127.0.0.1:0",
                 "-v",
-                "1",
+                &std::env::var("KRUISE_E2E_MANAGER_V").unwrap_or_else(|_| "1".into()),
             ])
             .stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log))

@@ -26,7 +26,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1alpha1::CloneSet;
 use kube::api::Api;
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use tracing::{debug, warn};
@@ -73,26 +73,29 @@ pub struct State {
     pub exclude_preparing_delete: bool,
 }
 
-fn controller_key_of_pod<K: Resource>(obj: &K) -> Option<String> {
+/// The CloneSet controlling `obj` (controller owner reference of kind CloneSet), if any.
+fn owning_cloneset<K: Resource>(obj: &K) -> Option<ObjectRef<CloneSet>> {
     let owner = obj.meta().owner_references.as_ref()?.iter().find(|o| {
         o.controller == Some(true)
             && o.kind == "CloneSet"
             && o.api_version.starts_with("apps.kruise.io/")
     })?;
-    Some(format!(
-        "{}/{}",
-        obj.meta().namespace.as_deref().unwrap_or(""),
-        owner.name
-    ))
+    let ns = obj.meta().namespace.as_deref().unwrap_or("");
+    Some(ObjectRef::new(&owner.name).within(ns))
 }
 
-/// Drives a shared reflector for `api`, observing scale expectations for objects owned by a
-/// CloneSet (creation when seen, deletion when terminating or gone) and resourceVersions.
+/// Drives a reflector for `api` and, for every event of an object owned by a CloneSet
+/// (including deletions), observes the scale and resourceVersion expectations and asks for a
+/// reconcile of the owner through `triggers`.
+///
+/// (kube's shared-store subscriptions are not used for this: they do not forward deletions and
+/// stall when an object disappears between dispatch and read.)
 fn observed_stream<K>(
     api: Api<K>,
     writer: reflector::store::Writer<K>,
     scale: ScaleExpectations,
     rvs: ResourceVersionExpectations,
+    triggers: futures::channel::mpsc::UnboundedSender<ObjectRef<CloneSet>>,
 ) -> impl std::future::Future<Output = ()> + Send
 where
     K: Resource<DynamicType = ()>
@@ -105,22 +108,34 @@ where
 {
     let stream = watcher(api, watcher::Config::default().any_semantic())
         .default_backoff()
-        .reflect_shared(writer);
+        .reflect(writer);
     stream.for_each(move |event| {
         match event {
             Ok(watcher::Event::Apply(obj)) | Ok(watcher::Event::InitApply(obj)) => {
-                if let Some(key) = controller_key_of_pod(&obj) {
+                if let Some(owner) = owning_cloneset(&obj) {
+                    let key = format!(
+                        "{}/{}",
+                        owner.namespace.as_deref().unwrap_or(""),
+                        owner.name
+                    );
                     let name = obj.name_any();
                     scale.observe(&key, ScaleAction::Create, &name);
                     if obj.meta().deletion_timestamp.is_some() {
                         scale.observe(&key, ScaleAction::Delete, &name);
                     }
+                    let _ = triggers.unbounded_send(owner);
                 }
                 rvs.observe_object(obj.meta());
             }
             Ok(watcher::Event::Delete(obj)) => {
-                if let Some(key) = controller_key_of_pod(&obj) {
+                if let Some(owner) = owning_cloneset(&obj) {
+                    let key = format!(
+                        "{}/{}",
+                        owner.namespace.as_deref().unwrap_or(""),
+                        owner.name
+                    );
                     scale.observe(&key, ScaleAction::Delete, &obj.name_any());
+                    let _ = triggers.unbounded_send(owner);
                 }
                 rvs.delete_object(obj.meta());
             }
@@ -157,12 +172,10 @@ pub async fn run_with(
     let scale = ScaleExpectations::new();
     let rvs = ResourceVersionExpectations::new();
 
-    let (pods, pod_writer) = reflector::store_shared::<Pod>(4096);
-    let pod_events = pod_writer.subscribe().expect("shared store");
-    let (pvcs, pvc_writer) = reflector::store_shared::<PersistentVolumeClaim>(1024);
-    let pvc_events = pvc_writer.subscribe().expect("shared store");
-    let (revisions, rev_writer) = reflector::store_shared::<ControllerRevision>(1024);
-    let rev_events = rev_writer.subscribe().expect("shared store");
+    let (pods, pod_writer) = reflector::store::<Pod>();
+    let (pvcs, pvc_writer) = reflector::store::<PersistentVolumeClaim>();
+    let (revisions, rev_writer) = reflector::store::<ControllerRevision>();
+    let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
 
     let namespace = ctx.config.namespace.clone();
     let drivers = futures::future::join3(
@@ -171,18 +184,21 @@ pub async fn run_with(
             pod_writer,
             scale.clone(),
             rvs.clone(),
+            triggers.clone(),
         ),
         observed_stream(
             api(&client, &namespace),
             pvc_writer,
             scale.clone(),
             rvs.clone(),
+            triggers.clone(),
         ),
         observed_stream(
             api(&client, &namespace),
             rev_writer,
             scale.clone(),
             rvs.clone(),
+            triggers,
         ),
     );
     let shutdown = ctx.shutdown.clone();
@@ -205,9 +221,7 @@ pub async fn run_with(
         api::<CloneSet>(&client, &namespace),
         watcher::Config::default().any_semantic(),
     )
-    .owns_shared_stream(pod_events)
-    .owns_shared_stream(pvc_events)
-    .owns_shared_stream(rev_events);
+    .reconcile_on(trigger_rx);
     let workers = ctx.config.cloneset_workers;
     let result =
         runtime::run_controller(ctx, CONTROLLER_NAME, workers, controller, move |cs, ctx| {
@@ -251,5 +265,18 @@ pub async fn reconcile(
             }
         }
     }
-    sync::sync(&cs, &ctx, &state, &key).await
+    // A sync that hangs would block this CloneSet forever (the controller never runs two syncs
+    // of one object at once): bound it and retry.
+    match tokio::time::timeout(SYNC_TIMEOUT, sync::sync(&cs, &ctx, &state, &key)).await {
+        Ok(r) => {
+            debug!(cloneset = %key, ok = r.is_ok(), "sync done");
+            r
+        }
+        Err(_) => Err(Error::Other(format!(
+            "sync of {key} did not finish within {SYNC_TIMEOUT:?}"
+        ))),
+    }
 }
+
+/// Upper bound of one sync.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(60);

@@ -20,6 +20,7 @@ use super::{Error, State, pods, status};
 use crate::events;
 use crate::expectations::ScaleAction;
 use crate::features::Feature;
+use crate::lifecycle::LifecycleState;
 use crate::revision;
 use crate::runtime::Context;
 use crate::{inplace, lifecycle, podutil, updatesort};
@@ -368,7 +369,7 @@ async fn scale(
             if is_specified_delete(cs, pod) {
                 continue;
             }
-            set_lifecycle(ctx, state, pod, "PreparingNormal", false).await?;
+            set_lifecycle(ctx, state, pod, LifecycleState::PreparingNormal, false).await?;
             modified = true;
             diff -= 1;
         }
@@ -654,7 +655,7 @@ async fn delete_pods(
         {
             if status::lifecycle_state(pod) != "PreparingDelete" {
                 let mark = hook.mark_pod_not_ready.unwrap_or(false);
-                set_lifecycle(ctx, state, pod, "PreparingDelete", mark).await?;
+                set_lifecycle(ctx, state, pod, LifecycleState::PreparingDelete, mark).await?;
                 modified = true;
             }
             continue;
@@ -669,7 +670,10 @@ async fn delete_pods(
         };
         match pod_api.delete(&name, &params).await {
             Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {
+                // Already gone: its deletion event may have passed before we expected it.
+                state.scale.observe(key, ScaleAction::Delete, &name);
+            }
             Err(e) => {
                 state.scale.observe(key, ScaleAction::Delete, &name);
                 ctx.recorder
@@ -698,7 +702,9 @@ async fn delete_pods(
             state.scale.expect(key, ScaleAction::Delete, &pvc_name);
             match pvc_api.delete(&pvc_name, &DeleteParams::default()).await {
                 Ok(_) => {}
-                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(kube::Error::Api(e)) if e.code == 404 => {
+                    state.scale.observe(key, ScaleAction::Delete, &pvc_name);
+                }
                 Err(e) => {
                     state.scale.observe(key, ScaleAction::Delete, &pvc_name);
                     ctx.recorder
@@ -716,26 +722,75 @@ async fn delete_pods(
     Ok(modified)
 }
 
-/// Moves a pod to lifecycle `new_state` (state label + timestamp, KruisePodReady handling for
-/// `markPodNotReady`) and expects the written resourceVersion.
+/// Moves a pod to lifecycle `new_state` as OpenKruise's `UpdatePodLifecycle`: with
+/// `mark_not_ready`, first the `KruisePodReady` not-ready message is added/removed through
+/// `pods/status`, then the state label and timestamp are patched. Expects the written
+/// resourceVersion.
 async fn set_lifecycle(
     ctx: &Context,
     state: &State,
     pod: &Pod,
-    new_state: &str,
+    new_state: LifecycleState,
     mark_not_ready: bool,
 ) -> Result<(), Error> {
+    let change =
+        lifecycle::plan_state_change(pod, new_state, mark_not_ready, jiff::Timestamp::now());
+    apply_state_change(ctx, state, pod, change).await
+}
+
+/// [`set_lifecycle`] re-applying the hook's labels and finalizers (OpenKruise
+/// `UpdatePodLifecycleWithHandler`, used for `Updated → PreparingUpdate`).
+async fn set_lifecycle_with_handler(
+    ctx: &Context,
+    state: &State,
+    pod: &Pod,
+    new_state: LifecycleState,
+    hook: Option<&kruise_api::apps::common::LifecycleHook>,
+) -> Result<(), Error> {
+    let change =
+        lifecycle::plan_state_change_with_handler(pod, new_state, hook, jiff::Timestamp::now());
+    apply_state_change(ctx, state, pod, change).await
+}
+
+async fn apply_state_change(
+    ctx: &Context,
+    state: &State,
+    pod: &Pod,
+    change: lifecycle::StateChange,
+) -> Result<(), Error> {
     let ns = pod.namespace().unwrap_or_default();
+    let name = pod.name_any();
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-    let patch = lifecycle::state_patch(pod, new_state, jiff::Timestamp::now(), mark_not_ready);
-    let written = api
-        .patch(
-            &pod.name_any(),
-            &PatchParams::default(),
-            &Patch::Strategic(patch),
-        )
-        .await?;
-    state.resource_versions.expect_object(&written.metadata);
+    if let Some(readiness) = &change.readiness {
+        let mut attempt = 0;
+        loop {
+            let mut fresh = api.get_status(&name).await?;
+            if !lifecycle::readiness::apply_not_ready_change(
+                &mut fresh,
+                readiness,
+                jiff::Timestamp::now(),
+            ) {
+                break;
+            }
+            match api
+                .replace_status(&name, &PostParams::default(), &fresh)
+                .await
+            {
+                Ok(written) => {
+                    state.resource_versions.expect_object(&written.metadata);
+                    break;
+                }
+                Err(kube::Error::Api(e)) if e.code == 409 && attempt < 5 => attempt += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    if let Some(patch) = change.patch {
+        let written = api
+            .patch(&name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await?;
+        state.resource_versions.expect_object(&written.metadata);
+    }
     Ok(())
 }
 
@@ -864,39 +919,9 @@ async fn refresh_pod(
     }
 
     let lc = cs.spec.lifecycle.as_ref();
-    let in_place_hook = lc.and_then(|l| l.in_place_update.as_ref());
-    let all_hooked = |hook: Option<&kruise_api::apps::common::LifecycleHook>| {
-        hook.is_none_or(|h| lifecycle::is_all_hooked(h, pod))
-    };
-    let next = match status::lifecycle_state(pod) {
-        "PreparingNormal" => {
-            let normal = match lc.and_then(|l| l.pre_normal.as_ref()) {
-                None => podutil::is_scheduled(pod),
-                Some(h) => lifecycle::is_all_hooked(h, pod),
-            };
-            normal.then_some("Normal")
-        }
-        "PreparingUpdate" if revision::equal_to_revision_hash(labels_of(pod), update_name) => {
-            Some(if lc.is_some() && !all_hooked(in_place_hook) {
-                "Updated"
-            } else {
-                "Normal"
-            })
-        }
-        "Updating" if inplace::check_update_completed(pod).is_ok() => {
-            Some(if lc.is_some() && !all_hooked(in_place_hook) {
-                "Updated"
-            } else {
-                "Normal"
-            })
-        }
-        "Updated" if all_hooked(in_place_hook) => Some("Normal"),
-        _ => None,
-    };
-    if let Some(next) = next {
-        let mark = in_place_hook
-            .and_then(|h| h.mark_pod_not_ready)
-            .unwrap_or(false);
+    let completed = inplace::check_update_completed(pod).is_ok();
+    if let Some(next) = lifecycle::refresh_target_state(lc, pod, update_name, completed) {
+        let mark = lifecycle::refresh_mark_not_ready(lc);
         set_lifecycle(ctx, state, pod, next, mark).await?;
         return Ok((true, delay));
     }
@@ -976,44 +1001,34 @@ async fn update_pod(
         if let Some(spec) = spec {
             let lc = cs.spec.lifecycle.as_ref();
             let hook = lc.and_then(|l| l.in_place_update.as_ref());
-            match status::lifecycle_state(pod) {
-                "" | "PreparingNormal" | "Normal" => {
-                    if let Some(h) = hook
-                        && lifecycle::is_hooked(h, pod)
-                    {
-                        set_lifecycle(
-                            ctx,
-                            state,
-                            pod,
-                            "PreparingUpdate",
-                            h.mark_pod_not_ready.unwrap_or(false),
-                        )
-                        .await?;
-                        return Ok(());
-                    }
-                }
-                "Updated" => {
+            match lifecycle::in_place_update_gate(lc, pod) {
+                lifecycle::InPlaceUpdateGate::ToPreparingUpdate { mark_not_ready } => {
                     set_lifecycle(
                         ctx,
                         state,
                         pod,
-                        "PreparingUpdate",
-                        hook.and_then(|h| h.mark_pod_not_ready).unwrap_or(false),
+                        LifecycleState::PreparingUpdate,
+                        mark_not_ready,
                     )
                     .await?;
                     return Ok(());
                 }
-                "PreparingUpdate" => {
-                    if let Some(h) = hook
-                        && lifecycle::is_hooked(h, pod)
-                    {
-                        return Ok(());
-                    }
+                lifecycle::InPlaceUpdateGate::ToPreparingUpdateWithHandler => {
+                    set_lifecycle_with_handler(
+                        ctx,
+                        state,
+                        pod,
+                        LifecycleState::PreparingUpdate,
+                        hook,
+                    )
+                    .await?;
+                    return Ok(());
                 }
-                "Updating" => {}
-                other => {
+                lifecycle::InPlaceUpdateGate::Wait => return Ok(()),
+                lifecycle::InPlaceUpdateGate::Update => {}
+                lifecycle::InPlaceUpdateGate::NotAllowed(st) => {
                     return Err(Error::Other(format!(
-                        "not allowed to in-place update pod {name} in state {other}"
+                        "not allowed to in-place update pod {name} in state {st}"
                     )));
                 }
             }
