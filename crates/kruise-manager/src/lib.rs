@@ -19,6 +19,7 @@ pub mod leader;
 pub mod lifecycle;
 pub mod metrics;
 pub mod podutil;
+pub mod restmetrics;
 pub mod revision;
 pub mod runtime;
 pub mod server;

@@ -189,7 +189,10 @@ fn init_logging(format: LogFormat, verbosity: u8) {
     }
 }
 
-async fn make_client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
+async fn make_client(
+    kubeconfig: Option<&PathBuf>,
+    metrics: Arc<kruise_manager::metrics::Metrics>,
+) -> anyhow::Result<Client> {
     let config = match kubeconfig {
         Some(path) => {
             let kc = Kubeconfig::read_from(path)
@@ -202,7 +205,13 @@ async fn make_client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
             .await
             .context("no kubeconfig given and none could be inferred")?,
     };
-    Client::try_from(config).context("building API client")
+    let host = config.cluster_url.host().unwrap_or_default().to_owned();
+    let builder = kube::client::ClientBuilder::try_from(config).context("building API client")?;
+    Ok(builder
+        .with_layer(&kruise_manager::restmetrics::CountRequestsLayer::new(
+            metrics, &host,
+        ))
+        .build())
 }
 
 /// Names accepted by `--controllers`.
@@ -346,7 +355,8 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         "rest config QPS/burst accepted (no client-side throttling)"
     );
 
-    let client = make_client(args.kubeconfig.as_ref()).await?;
+    let metrics = Arc::new(kruise_manager::metrics::Metrics::new());
+    let client = make_client(args.kubeconfig.as_ref(), metrics.clone()).await?;
     let version = client
         .apiserver_version()
         .await
@@ -362,7 +372,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             namespace: args.namespace.clone().filter(|n| !n.is_empty()),
         },
     );
-    let ctx = Arc::new(ctx);
+    let ctx = Arc::new(Context { metrics, ..ctx });
     let flags = ControllerFlags {
         controllers: args.controllers.clone(),
         cloneset_scaling_exclude_preparing_delete: args.cloneset_scaling_exclude_preparing_delete,

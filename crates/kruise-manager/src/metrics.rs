@@ -102,6 +102,13 @@ struct NameLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RestLabels {
+    code: String,
+    host: String,
+    method: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct ObjectLabels {
     namespace: String,
     name: String,
@@ -157,6 +164,7 @@ pub struct Metrics {
     is_leader: Gauge,
     leader_slowpath_total: Family<NameLabels, Counter>,
     cloneset_scale_expectation_leakage: Family<ObjectLabels, UntypedCounter>,
+    rest_client_requests_total: Family<RestLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -246,6 +254,12 @@ impl Metrics {
             "CloneSet scale expectations that timed out, by CloneSet namespace and name",
             cloneset_scale_expectation_leakage.clone(),
         );
+        let rest_client_requests_total = Family::<RestLabels, Counter>::default();
+        registry.register(
+            "rest_client_requests",
+            "Number of HTTP requests to the API server, partitioned by status code, method, and host",
+            rest_client_requests_total.clone(),
+        );
 
         Self {
             registry,
@@ -260,7 +274,20 @@ impl Metrics {
             is_leader,
             leader_slowpath_total,
             cloneset_scale_expectation_leakage,
+            rest_client_requests_total,
         }
+    }
+
+    /// Counts one API request (`rest_client_requests_total{code,host,method}`, client-go's
+    /// metric): `code` is the HTTP status, or `<error>` when no response arrived.
+    pub fn rest_client_request(&self, code: &str, host: &str, method: &str) {
+        self.rest_client_requests_total
+            .get_or_create(&RestLabels {
+                code: code.to_owned(),
+                host: host.to_owned(),
+                method: method.to_owned(),
+            })
+            .inc();
     }
 
     /// The underlying registry (to register further metrics before sharing).
