@@ -279,4 +279,4 @@ pub async fn reconcile(
 }
 
 /// Upper bound of one sync.
-const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+const SYNC_TIMEOUT: Duration = Duration::from_secs(300);
