@@ -1167,20 +1167,27 @@ async fn do_inplace_update(
 ) -> Result<Pod, Error> {
     let name = pod.name_any();
     let adapter = inplace::CloneSetRevisionAdapter { short_hash };
-    if let Some(patch) = inplace::not_ready_condition_patch(pod, jiff::Timestamp::now()) {
-        api.patch_status(&name, &PatchParams::default(), &Patch::Strategic(patch))
-            .await?;
-    }
+    // The status write returns the latest pod; build the update on it (saves a GET). Without
+    // it, start from the cached pod; a stale one costs a 409 and a re-read.
+    let mut base = match inplace::not_ready_condition_patch(pod, jiff::Timestamp::now()) {
+        Some(patch) => {
+            api.patch_status(&name, &PatchParams::default(), &Patch::Strategic(patch))
+                .await?
+        }
+        None => pod.clone(),
+    };
     let mut attempt = 0;
     loop {
-        let latest = api.get(&name).await?;
-        let mut updated = inplace::prepare_update(&latest, spec, &adapter, jiff::Timestamp::now())
+        let mut updated = inplace::prepare_update(&base, spec, &adapter, jiff::Timestamp::now())
             .map_err(|e| Error::Other(e.to_string()))?;
         let labels = updated.metadata.labels.get_or_insert_with(BTreeMap::new);
         labels.insert(keys::LIFECYCLE_STATE.into(), "Updating".into());
         match api.replace(&name, &PostParams::default(), &updated).await {
             Ok(written) => return Ok(written),
-            Err(kube::Error::Api(e)) if e.code == 409 && attempt < 5 => attempt += 1,
+            Err(kube::Error::Api(e)) if e.code == 409 && attempt < 5 => {
+                attempt += 1;
+                base = api.get(&name).await?;
+            }
             Err(e) => return Err(e.into()),
         }
     }
