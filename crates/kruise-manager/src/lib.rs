@@ -24,3 +24,4 @@ pub mod revision;
 pub mod runtime;
 pub mod server;
 pub mod updatesort;
+pub mod webhooks;

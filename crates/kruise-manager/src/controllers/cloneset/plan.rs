@@ -64,7 +64,24 @@ pub fn partition_replicas(
     let Some(p) = partition else {
         return Ok(0);
     };
-    let mut v = scaled_value("spec.updateStrategy.partition", p, replicas, true)?;
+    // OpenKruise parses partition percentages as floats ("12.5%"), unlike the other knobs.
+    let mut v = match p {
+        IntOrString::String(text) => {
+            let bad = || PlanError::NotAPercentage {
+                field: "spec.updateStrategy.partition",
+                value: text.clone(),
+            };
+            let pct: f64 = text
+                .strip_suffix('%')
+                .ok_or_else(bad)?
+                .parse()
+                .map_err(|_| bad())?;
+            (pct * f64::from(replicas) / 100.0)
+                .ceil()
+                .clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
+        }
+        IntOrString::Int(i) => *i,
+    };
     if replicas > 1 && v == replicas && matches!(p, IntOrString::String(s) if s != "100%") {
         v = replicas - 1;
     }
@@ -410,6 +427,8 @@ mod tests {
         assert_eq!(partition_replicas(Some(&int(9)), 5), Ok(5)); // clamped
         assert_eq!(partition_replicas(Some(&int(-2)), 5), Ok(0));
         assert_eq!(partition_replicas(Some(&pct("150%")), 4), Ok(4)); // clamped, as in Go
+        assert_eq!(partition_replicas(Some(&pct("12.5%")), 10), Ok(2)); // float percentages
+        assert!(partition_replicas(Some(&pct("x%")), 10).is_err());
     }
 
     #[test]

@@ -1,0 +1,25 @@
+//! Admission webhooks (OpenKruise v1.9 paths and rules).
+//!
+//! Handlers are plain async functions `fn(&Request, &HandlerContext) -> Response` per kind:
+//! [`cloneset`] (`/mutate-apps-kruise-io-v1alpha1-cloneset`,
+//! `/validate-apps-kruise-io-v1alpha1-cloneset`), [`statefulset`]
+//! (`/mutate-apps-kruise-io-statefulset`, `/validate-apps-kruise-io-statefulset`) and [`pod`]
+//! (`/mutate-pod`). Mutating handlers answer with a JSON patch; denials name the field and the
+//! reason the way Kubernetes field errors read.
+
+/// An admission request carrying any object.
+pub type Request = kube::core::admission::AdmissionRequest<kube::core::DynamicObject>;
+/// An admission response.
+pub type Response = kube::core::admission::AdmissionResponse;
+
+/// What handlers may consult.
+pub struct HandlerContext {
+    /// Effective feature gates.
+    pub gates: crate::features::FeatureGates,
+    /// API client for handlers that look objects up (e.g. `podsToDelete`); `None` in unit tests.
+    pub client: Option<kube::Client>,
+}
+
+pub mod cloneset;
+pub mod pod;
+pub mod statefulset;
