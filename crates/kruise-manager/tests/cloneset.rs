@@ -674,3 +674,208 @@ async fn killing_the_manager_mid_rollout_converges_without_extra_pods() {
     // 5 original + 5 replacements, nothing more.
     assert_eq!(obs.uids.len(), 10, "{obs:?}");
 }
+
+/// A stand-in for kruise-daemon's container-meta reporting and restarts (kruise-rs has no node
+/// daemon yet, and kwok has no container runtime): for every pod of the namespace it reports
+/// `apps.kruise.io/runtime-containers-meta` (kubelet-style plain hash and env-from-metadata
+/// hash per container, with the containerID) and, when a container's env-from-metadata hash
+/// no longer matches what it "runs", restarts that container only (restartCount + 1, new
+/// containerID) — what kruise-daemon does through CRI.
+fn fake_daemon(ns: &TestNamespace) -> tokio::task::JoinHandle<()> {
+    use kruise_api::apps::common::{
+        RuntimeContainerHashes, RuntimeContainerMeta, RuntimeContainerMetaSet,
+    };
+    use kruise_manager::inplace;
+    let api = ns.api::<Pod>();
+    tokio::spawn(async move {
+        loop {
+            let Ok(list) = api.list(&ListParams::default()).await else {
+                continue;
+            };
+            for pod in list.items {
+                let name = pod.name_any();
+                let Some(spec) = pod.spec.as_ref() else {
+                    continue;
+                };
+                let Some(statuses) = pod
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.container_statuses.clone())
+                else {
+                    continue;
+                };
+                if statuses.iter().any(|s| s.container_id.is_none())
+                    || pod.metadata.deletion_timestamp.is_some()
+                {
+                    continue;
+                }
+                let old = inplace::get_runtime_container_meta(&pod).ok().flatten();
+                let mut restart: Vec<String> = Vec::new();
+                let mut metas = Vec::new();
+                for c in &spec.containers {
+                    let st = statuses.iter().find(|s| s.name == c.name).unwrap();
+                    let env_hash = inplace::expected_env_from_metadata_hash(c, &pod);
+                    let prev = old
+                        .as_ref()
+                        .and_then(|m| m.containers.iter().find(|m| m.name == c.name));
+                    if let Some(prev) = prev
+                        && prev.hashes.extracted_env_from_metadata_hash != env_hash
+                    {
+                        restart.push(c.name.clone());
+                    }
+                    metas.push((c, st.clone(), env_hash));
+                }
+                let mut new_statuses = statuses.clone();
+                if !restart.is_empty() {
+                    for s in new_statuses
+                        .iter_mut()
+                        .filter(|s| restart.contains(&s.name))
+                    {
+                        s.restart_count += 1;
+                        s.container_id = Some(format!(
+                            "containerd://fake-daemon-{}-{}",
+                            s.name, s.restart_count
+                        ));
+                    }
+                    let mut p = pod.clone();
+                    p.status.as_mut().unwrap().container_statuses = Some(new_statuses.clone());
+                    if api
+                        .replace_status(&name, &PostParams::default(), &p)
+                        .await
+                        .is_err()
+                    {
+                        continue;
+                    }
+                }
+                let set = RuntimeContainerMetaSet {
+                    containers: metas
+                        .iter()
+                        .map(|(c, _, env_hash)| {
+                            let st = new_statuses.iter().find(|s| s.name == c.name).unwrap();
+                            RuntimeContainerMeta {
+                                name: c.name.clone(),
+                                container_id: st.container_id.clone().unwrap_or_default(),
+                                restart_count: st.restart_count,
+                                hashes: RuntimeContainerHashes {
+                                    plain_hash: inplace::plain_container_hash(c),
+                                    extracted_env_from_metadata_hash: *env_hash,
+                                },
+                            }
+                        })
+                        .collect(),
+                };
+                let value = serde_json::to_string(&set).unwrap();
+                if pod
+                    .annotations()
+                    .get("apps.kruise.io/runtime-containers-meta")
+                    != Some(&value)
+                {
+                    let patch = json!({"metadata": {"annotations": {"apps.kruise.io/runtime-containers-meta": value}}});
+                    let _ = api
+                        .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                        .await;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    })
+}
+
+#[tokio::test]
+async fn env_from_annotation_change_restarts_only_the_consuming_container() {
+    let (_env, ns, _m) = setup("cs-envmeta").await;
+    let daemon = fake_daemon(&ns);
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        2,
+        json!({
+            "updateStrategy": {"type": "InPlaceIfPossible"},
+            "template": {
+                "metadata": {"labels": {"app": "web"}, "annotations": {"app-version": "v1"}},
+                "spec": {"containers": [
+                    {"name": "main", "image": "nginx:1.25",
+                     "env": [{"name": "VERSION", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['app-version']"}}}]},
+                    {"name": "sidecar", "image": "busybox:1.36"},
+                ]},
+            },
+        }),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 2).await;
+    // The fake daemon has reported every container.
+    wait_for("runtime-containers-meta on both pods", TIMEOUT, || async {
+        let pods = pods_of(&ns, "web").await;
+        (pods.len() == 2
+            && pods.iter().all(|p| {
+                p.annotations()
+                    .contains_key("apps.kruise.io/runtime-containers-meta")
+            }))
+        .then_some(())
+    })
+    .await
+    .unwrap();
+    let before: BTreeMap<String, String> = pods_of(&ns, "web")
+        .await
+        .iter()
+        .map(|p| (p.name_any(), p.metadata.uid.clone().unwrap()))
+        .collect();
+
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(
+            json!({"spec": {"template": {"metadata": {"annotations": {"app-version": "v2"}}}}}),
+        ),
+    )
+    .await
+    .unwrap();
+    wait_for_object(
+        &api,
+        "web",
+        "2 pods updated in place and ready",
+        TIMEOUT,
+        |cs| {
+            let s = status_of(cs);
+            s.observed_generation == cs.metadata.generation
+                && s.updated_ready_replicas == 2
+                && s.ready_replicas == 2
+        },
+    )
+    .await
+    .unwrap();
+    daemon.abort();
+    for p in pods_of(&ns, "web").await {
+        assert_eq!(
+            p.metadata.uid.as_ref(),
+            before.get(&p.name_any()),
+            "{} was recreated",
+            p.name_any()
+        );
+        assert_eq!(p.annotations()["app-version"], "v2");
+        let statuses = p
+            .status
+            .as_ref()
+            .unwrap()
+            .container_statuses
+            .as_ref()
+            .unwrap();
+        let restarts = |n: &str| statuses.iter().find(|s| s.name == n).unwrap().restart_count;
+        assert_eq!(
+            restarts("main"),
+            1,
+            "{}: the consuming container restarts",
+            p.name_any()
+        );
+        assert_eq!(
+            restarts("sidecar"),
+            0,
+            "{}: the other container does not",
+            p.name_any()
+        );
+        let state: Value =
+            serde_json::from_str(&p.annotations()["apps.kruise.io/inplace-update-state"]).unwrap();
+        assert_eq!(state["updateEnvFromMetadata"], true);
+        assert_eq!(condition(&p, "InPlaceUpdateReady").as_deref(), Some("True"));
+    }
+}
