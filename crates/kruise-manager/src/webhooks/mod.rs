@@ -20,6 +20,7 @@ pub struct HandlerContext {
     pub client: Option<kube::Client>,
 }
 
+pub mod certs;
 pub mod cloneset;
 pub mod pod;
 pub mod statefulset;
