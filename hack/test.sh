@@ -26,8 +26,9 @@ trap cleanup EXIT
 step "cargo fmt --check"
 cargo fmt --all --check
 
-step "generated CRDs are up to date (config/crd/bases)"
+step "generated manifests are up to date (config/crd/bases, config/webhook)"
 cargo run -q -p kruise-api --bin kruise-crdgen -- --check
+cargo run -q -p kruise-manager --bin kruise-webhookgen -- --check
 
 step "cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -q -- -D warnings

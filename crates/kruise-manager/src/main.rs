@@ -93,6 +93,34 @@ struct Args {
     #[arg(long, default_value_t = 3)]
     cloneset_workers: u16,
 
+    /// Serve the admission webhooks (CloneSet, Advanced StatefulSet) and maintain their
+    /// certificates and configurations. Off by default while the webhook set is incomplete.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    webhook_server: bool,
+
+    /// Port of the webhook server (OpenKruise's WEBHOOK_PORT).
+    #[arg(long, default_value_t = 9876)]
+    webhook_port: u16,
+
+    /// Address the webhook server binds.
+    #[arg(long, default_value = "0.0.0.0")]
+    webhook_bind_address: String,
+
+    /// Reach the webhook at https://<host>:<port> instead of through Service
+    /// kruise-webhook-service (e.g. 127.0.0.1 when the manager runs outside the cluster).
+    #[arg(long)]
+    webhook_host: Option<String>,
+
+    /// Use externally issued certificates (cert-manager style): read Secret
+    /// kruise-webhook-certs (tls.crt, tls.key, ca.crt) without ever writing it, and only check
+    /// that the configured caBundles match. Same as the EnableExternalCerts feature gate.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    webhook_external_certs: bool,
+
+    /// Apply the webhooks only to this namespace (for tests sharing a cluster).
+    #[arg(long, hide = true)]
+    webhook_only_namespace: Option<String>,
+
     /// Namespace whose objects the controllers watch (default: all namespaces).
     #[arg(long)]
     namespace: Option<String>,
@@ -270,6 +298,79 @@ struct ControllerFlags {
     cloneset_scaling_exclude_preparing_delete: bool,
 }
 
+/// Starts the admission webhook server and its certificate/configuration controller (every
+/// replica serves webhooks, leader or not, as OpenKruise does). `/readyz` waits for the first
+/// certificate sync.
+async fn start_webhooks(
+    args: &Args,
+    ctx: &Arc<Context>,
+    stop: CancellationToken,
+) -> anyhow::Result<()> {
+    use kruise_manager::webhooks::{HandlerContext, controller, server as wserver};
+    let namespace = std::env::var("POD_NAMESPACE")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "kruise-system".to_owned());
+    let endpoint = match &args.webhook_host {
+        Some(host) => controller::Endpoint::Url {
+            host: host.clone(),
+            port: args.webhook_port,
+        },
+        None => controller::Endpoint::Service {
+            name: std::env::var("SERVICE_NAME")
+                .unwrap_or_else(|_| controller::DEFAULT_SERVICE.to_owned()),
+            namespace: namespace.clone(),
+        },
+    };
+    let settings = controller::WebhookSettings {
+        namespace,
+        secret_name: std::env::var("SECRET_NAME")
+            .unwrap_or_else(|_| controller::DEFAULT_SECRET.to_owned()),
+        endpoint,
+        renew_before: jiff::SignedDuration::from_hours(
+            24 * kruise_manager::webhooks::certs::DEFAULT_RENEW_BEFORE_DAYS,
+        ),
+        external_certs: args.webhook_external_certs
+            || ctx
+                .gates
+                .enabled(kruise_manager::features::Feature::EnableExternalCerts),
+        only_namespace: args.webhook_only_namespace.clone(),
+    };
+    let addr: std::net::SocketAddr = format!("{}:{}", args.webhook_bind_address, args.webhook_port)
+        .parse()
+        .with_context(|| {
+            format!(
+                "invalid webhook address {}:{}",
+                args.webhook_bind_address, args.webhook_port
+            )
+        })?;
+    let store = wserver::CertStore::default();
+    let hctx = Arc::new(HandlerContext {
+        gates: ctx.gates.clone(),
+        client: Some(ctx.client.clone()),
+    });
+    tokio::spawn({
+        let store = store.clone();
+        let stop = stop.clone();
+        async move {
+            if let Err(e) = wserver::serve(addr, store, hctx, stop).await {
+                tracing::error!(error = %e, "webhook server failed");
+            }
+        }
+    });
+    tracing::info!(%addr, "serving admission webhooks");
+    ctx.readiness.add_pending("webhook");
+    let readiness = ctx.readiness.clone();
+    tokio::spawn(controller::run(
+        ctx.client.clone(),
+        settings,
+        store,
+        move || readiness.mark_done("webhook"),
+        stop,
+    ));
+    Ok(())
+}
+
 /// Resolves on the first SIGTERM or SIGINT.
 async fn shutdown_signal() -> anyhow::Result<&'static str> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -385,6 +486,10 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         servers_stop.clone(),
     )
     .await?;
+
+    if args.webhook_server {
+        start_webhooks(&args, &ctx, servers_stop.clone()).await?;
+    }
 
     let signal = tokio::spawn(shutdown_signal());
     tokio::pin!(signal);

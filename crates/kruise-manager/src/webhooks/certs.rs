@@ -143,7 +143,7 @@ pub fn from_secret_data(data: &BTreeMap<String, ByteString>) -> Option<CertBundl
     };
     Some(CertBundle {
         ca_key: get(&[CA_KEY]).unwrap_or_default(),
-        ca_cert: get(&[CA_CERT])?,
+        ca_cert: get(&[CA_CERT, "ca.crt"])?,
         key: get(&[SERVER_KEY, SERVER_KEY_TLS])?,
         cert: get(&[SERVER_CERT, SERVER_CERT_TLS])?,
     })

@@ -226,4 +226,22 @@ mod tests {
         let req = request("DELETE", "clonesets", "v1alpha1", None, None);
         assert!(validate(&req, &ctx(gates)).await.allowed);
     }
+
+    #[tokio::test]
+    async fn undecodable_object_is_refused_naming_the_path() {
+        let mut bad = cs(1, json!({}));
+        // `app: y` in YAML is the boolean true, which no label may be.
+        bad["spec"]["template"]["metadata"]["labels"] = json!({"app": true});
+        let req = request("CREATE", "clonesets", "v1alpha1", Some(bad), None);
+        let resp = mutate(&req, &ctx(FeatureGates::default())).await;
+        assert!(!resp.allowed);
+        assert_eq!(resp.result.code, 400);
+        assert!(
+            resp.result
+                .message
+                .contains("spec.template.metadata.labels.app"),
+            "{}",
+            resp.result.message
+        );
+    }
 }

@@ -4,7 +4,7 @@
 //! [`cloneset`] (`/mutate-apps-kruise-io-v1alpha1-cloneset`,
 //! `/validate-apps-kruise-io-v1alpha1-cloneset`), [`statefulset`]
 //! (`/mutate-apps-kruise-io-statefulset`, `/validate-apps-kruise-io-statefulset`) and [`pod`]
-//! (`/mutate-pod`). Mutating handlers answer with a JSON patch; denials name the field and the
+//! (`/mutate-pod`); [`conversion`] answers `/convert` for every kind served in two versions. Mutating handlers answer with a JSON patch; denials name the field and the
 //! reason the way Kubernetes field errors read.
 
 /// An admission request carrying any object.
@@ -22,5 +22,8 @@ pub struct HandlerContext {
 
 pub mod certs;
 pub mod cloneset;
+pub mod controller;
+pub mod conversion;
 pub mod pod;
+pub mod server;
 pub mod statefulset;

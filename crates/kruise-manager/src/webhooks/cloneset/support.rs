@@ -21,7 +21,15 @@ pub const CODE_INTERNAL: u16 = 500;
 /// Decodes an admission object into `T` (e.g. a CloneSet). The error text names the cause.
 pub fn decode<T: DeserializeOwned>(obj: &DynamicObject) -> Result<T, String> {
     let v = serde_json::to_value(obj).map_err(|e| e.to_string())?;
-    serde_json::from_value(v).map_err(|e| e.to_string())
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            format!("cannot decode object: {inner}")
+        } else {
+            format!("cannot decode object: {path}: {inner}")
+        }
+    })
 }
 
 /// The request's `object`, decoded; `Err` with a message when absent or malformed.

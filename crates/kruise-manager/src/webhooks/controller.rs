@@ -1,0 +1,596 @@
+//! Certificate and configuration self-maintenance (OpenKruise's webhook controller): keeps the
+//! CA and serving certificate in Secret `kruise-webhook-certs`, loads them into the server
+//! without a restart, and keeps `kruise-mutating-webhook-configuration` and
+//! `kruise-validating-webhook-configuration` (webhooks of the implemented paths only, with the
+//! current `caBundle`) and the conversion webhook of every Kruise CRD whose conversion strategy
+//! is `Webhook` in place. With external certificates it only reads the Secret and reports
+//! caBundles that do not match. It resyncs every [`RESYNC`], so a deleted Secret or an
+//! overwritten `caBundle` is repaired within that time.
+
+use std::time::Duration;
+
+use base64::Engine;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::certs::{self, CertBundle};
+use super::server::{CertStore, paths};
+
+/// Interval between two syncs.
+pub const RESYNC: Duration = Duration::from_secs(20);
+/// Name of the mutating configuration.
+pub const MUTATING_CONFIGURATION: &str = "kruise-mutating-webhook-configuration";
+/// Name of the validating configuration.
+pub const VALIDATING_CONFIGURATION: &str = "kruise-validating-webhook-configuration";
+/// Default Secret name (`SECRET_NAME`).
+pub const DEFAULT_SECRET: &str = "kruise-webhook-certs";
+/// Default Service name (`SERVICE_NAME`).
+pub const DEFAULT_SERVICE: &str = "kruise-webhook-service";
+
+/// How the API server reaches the webhook.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// Through a Service (in-cluster): `<service>.<namespace>.svc:443`.
+    Service {
+        /// Service name.
+        name: String,
+        /// Service namespace.
+        namespace: String,
+    },
+    /// Directly at `https://<host>:<port>` (e.g. `127.0.0.1` on the local testbed).
+    Url {
+        /// Host name or IP.
+        host: String,
+        /// Port.
+        port: u16,
+    },
+}
+
+impl Endpoint {
+    /// The name the serving certificate is issued for.
+    pub fn cert_host(&self) -> String {
+        match self {
+            Endpoint::Service { name, namespace } => format!("{name}.{namespace}.svc"),
+            Endpoint::Url { host, .. } => host.clone(),
+        }
+    }
+
+    fn client_config(&self, path: &str, ca_bundle: &str) -> Value {
+        match self {
+            Endpoint::Service { name, namespace } => json!({
+                "service": {"name": name, "namespace": namespace, "path": path, "port": 443},
+                "caBundle": ca_bundle,
+            }),
+            Endpoint::Url { host, port } => json!({
+                "url": format!("https://{host}:{port}{path}"),
+                "caBundle": ca_bundle,
+            }),
+        }
+    }
+}
+
+/// Settings of the webhook controller.
+#[derive(Clone, Debug)]
+pub struct WebhookSettings {
+    /// Namespace of the certificate Secret (`POD_NAMESPACE`, default `kruise-system`).
+    pub namespace: String,
+    /// Name of the certificate Secret.
+    pub secret_name: String,
+    /// Where the API server reaches the webhook.
+    pub endpoint: Endpoint,
+    /// Renew certificates expiring within this window.
+    pub renew_before: jiff::SignedDuration,
+    /// Only read certificates from the Secret (cert-manager style, gate `EnableExternalCerts`).
+    pub external_certs: bool,
+    /// Restrict every webhook to namespaces with this `kubernetes.io/metadata.name` (for tests
+    /// sharing a cluster); `None` applies OpenKruise's selectors.
+    pub only_namespace: Option<String>,
+}
+
+/// The mutating and validating configurations for the implemented webhooks, as OpenKruise
+/// v1.9.0's manifests declare them (names, rules, `failurePolicy: Fail`, `sideEffects: None`,
+/// the API server's default 10 s timeout, `mpod.kb.io` skipping namespaces labelled
+/// `control-plane`), pointing at `s.endpoint` with `ca_bundle_pem` (base64-encoded here; empty
+/// for the checked-in manifests).
+pub fn configurations(s: &WebhookSettings, ca_bundle_pem: &str) -> (Value, Value) {
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_bundle_pem.as_bytes());
+    let only = s
+        .only_namespace
+        .as_ref()
+        .map(|ns| json!({"key": "kubernetes.io/metadata.name", "operator": "In", "values": [ns]}));
+    let webhook =
+        |name: &str, path: &str, group: &str, versions: &[&str], ops: &[&str], resource: &str| {
+            let mut w = json!({
+                "name": name,
+                "admissionReviewVersions": ["v1", "v1beta1"],
+                "clientConfig": s.endpoint.client_config(path, &ca),
+                "failurePolicy": "Fail",
+                "sideEffects": "None",
+                "rules": [{"apiGroups": [group], "apiVersions": versions,
+                           "operations": ops, "resources": [resource]}],
+            });
+            let mut exprs = Vec::new();
+            if resource == "pods" {
+                exprs.push(json!({"key": "control-plane", "operator": "DoesNotExist"}));
+            }
+            exprs.extend(only.clone());
+            if !exprs.is_empty() {
+                w["namespaceSelector"] = json!({"matchExpressions": exprs});
+            }
+            w
+        };
+    let kruise = "apps.kruise.io";
+    let mutating = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": MUTATING_CONFIGURATION},
+        "webhooks": [
+            webhook("mpod.kb.io", paths::MUTATE_POD, "", &["v1"], &["CREATE"], "pods"),
+            webhook("mcloneset.kb.io", paths::MUTATE_CLONESET, kruise, &["v1alpha1"], &["CREATE", "UPDATE"], "clonesets"),
+            webhook("mstatefulset.kb.io", paths::MUTATE_STATEFULSET, kruise, &["v1alpha1", "v1beta1"], &["CREATE", "UPDATE"], "statefulsets"),
+        ],
+    });
+    let validating = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": VALIDATING_CONFIGURATION},
+        "webhooks": [
+            webhook("vcloneset.kb.io", paths::VALIDATE_CLONESET, kruise, &["v1alpha1"], &["CREATE", "UPDATE", "DELETE"], "clonesets"),
+            webhook("vstatefulset.kb.io", paths::VALIDATE_STATEFULSET, kruise, &["v1alpha1", "v1beta1"], &["CREATE", "UPDATE", "DELETE"], "statefulsets"),
+        ],
+    });
+    (mutating, validating)
+}
+
+/// CRDs whose install manifests turn on the conversion webhook in OpenKruise v1.9.0
+/// (`config/crd/patches/webhook_in_*.yaml`); the controller keeps the `clientConfig` of every
+/// Kruise CRD with `conversion.strategy: Webhook`, these or others.
+pub const CONVERSION_WEBHOOK_CRDS: &[&str] = &[
+    "statefulsets.apps.kruise.io",
+    "daemonsets.apps.kruise.io",
+    "sidecarsets.apps.kruise.io",
+];
+
+/// The `spec.conversion.webhook` a CRD needs to reach `/convert` at `endpoint` with
+/// `ca_bundle_pem` (empty for the checked-in patches).
+pub fn conversion_webhook(endpoint: &Endpoint, ca_bundle_pem: &str) -> Value {
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_bundle_pem.as_bytes());
+    let mut client = endpoint.client_config(paths::CONVERT, &ca);
+    if ca_bundle_pem.is_empty() {
+        client.as_object_mut().map(|o| o.remove("caBundle"));
+    }
+    json!({"clientConfig": client, "conversionReviewVersions": ["v1", "v1beta1"]})
+}
+
+/// The merge patch that points `crd`'s conversion webhook at `endpoint` with `ca_bundle_pem`, or
+/// `None` when the CRD is not a Kruise kind with `conversion.strategy: Webhook` or is already
+/// correct (OpenKruise's rule: CRDs without the Webhook strategy are left alone).
+pub fn conversion_patch(crd: &Value, endpoint: &Endpoint, ca_bundle_pem: &str) -> Option<Value> {
+    let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
+    let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str)?;
+    if group != "apps.kruise.io" || !super::conversion::CONVERTIBLE_KINDS.contains(&kind) {
+        return None;
+    }
+    if crd
+        .pointer("/spec/conversion/strategy")
+        .and_then(Value::as_str)
+        != Some("Webhook")
+    {
+        return None;
+    }
+    let want = conversion_webhook(endpoint, ca_bundle_pem);
+    let have = crd
+        .pointer("/spec/conversion/webhook")
+        .cloned()
+        .unwrap_or(Value::Null);
+    if have.get("clientConfig") == want.get("clientConfig") {
+        return None;
+    }
+    let mut client = want["clientConfig"].clone();
+    // A merge patch must clear the other kind of endpoint explicitly.
+    for key in ["url", "service"] {
+        if client.get(key).is_none() {
+            client[key] = Value::Null;
+        }
+    }
+    Some(json!({"spec": {"conversion": {"webhook": {
+        "clientConfig": client,
+        "conversionReviewVersions": want["conversionReviewVersions"].clone(),
+    }}}}))
+}
+
+/// The checked-in manifests (`config/webhook/`): the two configurations pointing at Service
+/// `kruise-webhook-service` in `kruise-system` without a caBundle (the manager fills it in), the
+/// Service itself, and one CRD patch per [`CONVERSION_WEBHOOK_CRDS`] entry turning the
+/// conversion webhook on. Returns `(file name, YAML)` pairs.
+pub fn manifests() -> Vec<(String, String)> {
+    let s = WebhookSettings {
+        namespace: "kruise-system".into(),
+        secret_name: DEFAULT_SECRET.into(),
+        endpoint: Endpoint::Service {
+            name: DEFAULT_SERVICE.into(),
+            namespace: "kruise-system".into(),
+        },
+        renew_before: jiff::SignedDuration::ZERO,
+        external_certs: false,
+        only_namespace: None,
+    };
+    let (mut m, mut v) = configurations(&s, "");
+    for cfg in [&mut m, &mut v] {
+        if let Some(hooks) = cfg["webhooks"].as_array_mut() {
+            for h in hooks {
+                h["clientConfig"]
+                    .as_object_mut()
+                    .map(|o| o.remove("caBundle"));
+            }
+        }
+    }
+    let service = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": DEFAULT_SERVICE, "namespace": "kruise-system"},
+        "spec": {"ports": [{"port": 443, "targetPort": 9876}],
+                 "selector": {"control-plane": "controller-manager"}},
+    });
+    let header = "# Generated by `make crds` (kruise-webhookgen); do not edit.\n";
+    let yaml = |docs: &[&Value]| {
+        let mut out = header.to_owned();
+        for d in docs {
+            out.push_str("---\n");
+            out.push_str(&serde_yaml_ng::to_string(d).unwrap_or_default());
+        }
+        out
+    };
+    let mut files = vec![("manifests.yaml".to_owned(), yaml(&[&m, &v, &service]))];
+    for crd in CONVERSION_WEBHOOK_CRDS {
+        let plural = crd.split('.').next().unwrap_or(crd);
+        let patch = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": crd},
+            "spec": {"conversion": {"strategy": "Webhook",
+                                    "webhook": conversion_webhook(&s.endpoint, "")}},
+        });
+        files.push((
+            format!("crd-conversion/webhook_in_{plural}.yaml"),
+            yaml(&[&patch]),
+        ));
+    }
+    files
+}
+
+/// One sync: make sure the Secret holds a valid bundle (creating or renewing it), load it into
+/// `store`, and apply both configurations. Returns the bundle in use.
+pub async fn sync_once(
+    client: &Client,
+    s: &WebhookSettings,
+    store: &CertStore,
+) -> Result<CertBundle, kube::Error> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &s.namespace);
+    let host = s.endpoint.cert_host();
+    let now = jiff::Timestamp::now();
+    let existing = secrets.get_opt(&s.secret_name).await?;
+    let current = existing
+        .as_ref()
+        .and_then(|sec| sec.data.as_ref())
+        .and_then(certs::from_secret_data);
+    let bundle = match current {
+        Some(b)
+            if s.external_certs
+                || certs::needs_renewal(&b, &host, now, s.renew_before).is_none() =>
+        {
+            b
+        }
+        other => {
+            if s.external_certs {
+                return Err(kube::Error::Service(
+                    format!(
+                        "external certificates: Secret {}/{} has no usable certificate",
+                        s.namespace, s.secret_name
+                    )
+                    .into(),
+                ));
+            }
+            let why = match &other {
+                None => "missing".to_owned(),
+                Some(b) => certs::needs_renewal(b, &host, now, s.renew_before).unwrap_or_default(),
+            };
+            info!(secret = %s.secret_name, reason = %why, host = %host, "generating webhook certificates");
+            let fresh = certs::generate(&host, now)
+                .map_err(|e| kube::Error::Service(e.to_string().into()))?;
+            let mut secret = existing.clone().unwrap_or_default();
+            secret.metadata.name = Some(s.secret_name.clone());
+            secret.metadata.namespace = Some(s.namespace.clone());
+            secret.data = Some(certs::to_secret_data(&fresh));
+            let written = if existing.is_some() {
+                secrets
+                    .replace(&s.secret_name, &PostParams::default(), &secret)
+                    .await
+            } else {
+                secrets.create(&PostParams::default(), &secret).await
+            };
+            match written {
+                Ok(_) => fresh,
+                // Another replica won the race: use what it wrote.
+                Err(kube::Error::Api(e)) if e.code == 409 => {
+                    let sec = secrets.get(&s.secret_name).await?;
+                    sec.data
+                        .as_ref()
+                        .and_then(certs::from_secret_data)
+                        .ok_or_else(|| {
+                            kube::Error::Service("webhook Secret changed under us".into())
+                        })?
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    store
+        .load(&bundle)
+        .map_err(|e| kube::Error::Service(e.to_string().into()))?;
+
+    let (mutating, validating) = configurations(s, &bundle.ca_cert);
+    let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let vapi: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    if s.external_certs {
+        // As OpenKruise with EnableExternalCerts: the caBundles are injected by whoever issues
+        // the certificates (e.g. cert-manager); only report a mismatch.
+        let want = base64::engine::general_purpose::STANDARD.encode(bundle.ca_cert.as_bytes());
+        let mut stale = Vec::new();
+        for (name, cfg) in [
+            (
+                MUTATING_CONFIGURATION,
+                mapi.get_opt(MUTATING_CONFIGURATION)
+                    .await?
+                    .map(|c| serde_json::to_value(c).unwrap_or_default()),
+            ),
+            (
+                VALIDATING_CONFIGURATION,
+                vapi.get_opt(VALIDATING_CONFIGURATION)
+                    .await?
+                    .map(|c| serde_json::to_value(c).unwrap_or_default()),
+            ),
+        ] {
+            let hooks = cfg
+                .as_ref()
+                .and_then(|c| c["webhooks"].as_array().cloned())
+                .unwrap_or_default();
+            if hooks.iter().any(|h| {
+                h.pointer("/clientConfig/caBundle").and_then(Value::as_str) != Some(want.as_str())
+            }) {
+                stale.push(name.to_owned());
+            }
+        }
+        if !stale.is_empty() {
+            return Err(kube::Error::Service(
+                format!(
+                    "external certificates: caBundle of {} does not match Secret {}/{}",
+                    stale.join(", "),
+                    s.namespace,
+                    s.secret_name
+                )
+                .into(),
+            ));
+        }
+        return Ok(bundle);
+    }
+    let pp = PatchParams::apply("kruise-manager").force();
+    mapi.patch(MUTATING_CONFIGURATION, &pp, &Patch::Apply(&mutating))
+        .await?;
+    vapi.patch(VALIDATING_CONFIGURATION, &pp, &Patch::Apply(&validating))
+        .await?;
+    for crd in crds.list(&ListParams::default()).await? {
+        let name = crd.name_any();
+        let value =
+            serde_json::to_value(&crd).map_err(|e| kube::Error::Service(e.to_string().into()))?;
+        if let Some(patch) = conversion_patch(&value, &s.endpoint, &bundle.ca_cert) {
+            crds.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+            info!(crd = %name, "updated conversion webhook caBundle");
+        }
+    }
+    Ok(bundle)
+}
+
+/// Runs [`sync_once`] now and every [`RESYNC`] until `shutdown`, logging failures; calls
+/// `on_ready` after the first successful sync.
+pub async fn run(
+    client: Client,
+    s: WebhookSettings,
+    store: CertStore,
+    on_ready: impl Fn() + Send,
+    shutdown: CancellationToken,
+) {
+    let mut ready = false;
+    loop {
+        match sync_once(&client, &s, &store).await {
+            Ok(_) => {
+                if !ready {
+                    ready = true;
+                    on_ready();
+                }
+            }
+            Err(e) => warn!(error = %e, "webhook certificate/configuration sync failed"),
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(RESYNC) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(endpoint: Endpoint, only: Option<&str>) -> WebhookSettings {
+        WebhookSettings {
+            namespace: "kruise-system".into(),
+            secret_name: DEFAULT_SECRET.into(),
+            endpoint,
+            renew_before: jiff::SignedDuration::from_hours(24 * 180),
+            external_certs: false,
+            only_namespace: only.map(str::to_owned),
+        }
+    }
+
+    fn hook<'a>(cfg: &'a Value, name: &str) -> &'a Value {
+        cfg["webhooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == name)
+            .unwrap_or_else(|| panic!("webhook {name} missing"))
+    }
+
+    fn service_settings() -> WebhookSettings {
+        settings(
+            Endpoint::Service {
+                name: DEFAULT_SERVICE.into(),
+                namespace: "kruise-system".into(),
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn configurations_follow_openkruise_names_rules_and_paths() {
+        let (m, v) = configurations(&service_settings(), "CA");
+        assert_eq!(m["metadata"]["name"], MUTATING_CONFIGURATION);
+        assert_eq!(v["metadata"]["name"], VALIDATING_CONFIGURATION);
+        let mc = hook(&m, "mcloneset.kb.io");
+        assert_eq!(
+            mc["clientConfig"]["service"]["path"],
+            "/mutate-apps-kruise-io-v1alpha1-cloneset"
+        );
+        assert_eq!(mc["clientConfig"]["service"]["port"], 443);
+        assert_eq!(mc["clientConfig"]["caBundle"], "Q0E=");
+        assert_eq!(mc["failurePolicy"], "Fail");
+        assert_eq!(mc["sideEffects"], "None");
+        assert!(
+            mc.get("timeoutSeconds").is_none(),
+            "OpenKruise leaves the 10s default"
+        );
+        assert_eq!(mc["rules"][0]["operations"], json!(["CREATE", "UPDATE"]));
+        assert!(mc.get("namespaceSelector").is_none());
+        let vc = hook(&v, "vcloneset.kb.io");
+        assert_eq!(
+            vc["rules"][0]["operations"],
+            json!(["CREATE", "UPDATE", "DELETE"])
+        );
+        let vs = hook(&v, "vstatefulset.kb.io");
+        assert_eq!(
+            vs["clientConfig"]["service"]["path"],
+            "/validate-apps-kruise-io-statefulset"
+        );
+        assert_eq!(
+            vs["rules"][0]["apiVersions"],
+            json!(["v1alpha1", "v1beta1"])
+        );
+        let mp = hook(&m, "mpod.kb.io");
+        assert_eq!(mp["rules"][0]["apiGroups"], json!([""]));
+        assert_eq!(mp["rules"][0]["resources"], json!(["pods"]));
+        assert_eq!(mp["rules"][0]["operations"], json!(["CREATE"]));
+        assert_eq!(
+            mp["namespaceSelector"],
+            json!({"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]})
+        );
+    }
+
+    #[test]
+    fn url_endpoint_and_namespace_restriction() {
+        let s = settings(
+            Endpoint::Url {
+                host: "127.0.0.1".into(),
+                port: 9876,
+            },
+            Some("e2e-x"),
+        );
+        assert_eq!(s.endpoint.cert_host(), "127.0.0.1");
+        let (m, _) = configurations(&s, "CA");
+        let mc = hook(&m, "mcloneset.kb.io");
+        assert_eq!(
+            mc["clientConfig"]["url"],
+            "https://127.0.0.1:9876/mutate-apps-kruise-io-v1alpha1-cloneset"
+        );
+        assert_eq!(
+            mc["namespaceSelector"]["matchExpressions"][0]["values"],
+            json!(["e2e-x"])
+        );
+        let mp = hook(&m, "mpod.kb.io");
+        assert_eq!(
+            mp["namespaceSelector"]["matchExpressions"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
+    fn crd(kind: &str, strategy: &str, webhook: Option<Value>) -> Value {
+        let mut c = json!({"spec": {"group": "apps.kruise.io", "names": {"kind": kind},
+                                    "conversion": {"strategy": strategy}}});
+        if let Some(w) = webhook {
+            c["spec"]["conversion"]["webhook"] = w;
+        }
+        c
+    }
+
+    #[test]
+    fn conversion_patch_only_for_kruise_webhook_crds_that_differ() {
+        let url = Endpoint::Url {
+            host: "127.0.0.1".into(),
+            port: 9876,
+        };
+        assert!(conversion_patch(&crd("StatefulSet", "None", None), &url, "CA").is_none());
+        assert!(conversion_patch(&crd("CloneSet", "Webhook", None), &url, "CA").is_none());
+        let p = conversion_patch(&crd("StatefulSet", "Webhook", None), &url, "CA").unwrap();
+        let cc = &p["spec"]["conversion"]["webhook"]["clientConfig"];
+        assert_eq!(cc["url"], "https://127.0.0.1:9876/convert");
+        assert_eq!(cc["caBundle"], "Q0E=");
+        assert!(cc["service"].is_null() && cc.as_object().unwrap().contains_key("service"));
+        let correct = conversion_webhook(&url, "CA");
+        assert!(
+            conversion_patch(
+                &crd("StatefulSet", "Webhook", Some(correct.clone())),
+                &url,
+                "CA"
+            )
+            .is_none()
+        );
+        let mut corrupted = correct;
+        corrupted["clientConfig"]["caBundle"] = json!("Ym9ndXM=");
+        assert!(
+            conversion_patch(&crd("StatefulSet", "Webhook", Some(corrupted)), &url, "CA").is_some()
+        );
+    }
+
+    #[test]
+    fn manifests_carry_no_ca_bundle_and_enable_conversion_for_openkruise_crds() {
+        let files = manifests();
+        let (_, main) = files.iter().find(|(n, _)| n == "manifests.yaml").unwrap();
+        assert!(!main.contains("caBundle"));
+        assert!(
+            main.contains("kruise-mutating-webhook-configuration")
+                && main.contains("kruise-webhook-service")
+        );
+        for crd in CONVERSION_WEBHOOK_CRDS {
+            let plural = crd.split('.').next().unwrap();
+            let (_, y) = files
+                .iter()
+                .find(|(n, _)| n == &format!("crd-conversion/webhook_in_{plural}.yaml"))
+                .unwrap();
+            assert!(
+                y.contains("strategy: Webhook") && y.contains("path: /convert"),
+                "{y}"
+            );
+        }
+    }
+}

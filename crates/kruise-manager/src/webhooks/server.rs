@@ -1,0 +1,243 @@
+//! The HTTPS admission server: rustls with a certificate that can be swapped at any time (the
+//! certificate loop reloads it without a restart), AdmissionReview v1 on OpenKruise's paths,
+//! ConversionReview on `/convert`, and `/healthz`.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::{get, post};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionResponse, AdmissionReview};
+use kube::core::conversion::{ConversionResponse, ConversionReview};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, warn};
+
+use super::certs::CertBundle;
+use super::{HandlerContext, Request};
+
+/// Errors of the webhook server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The listen address could not be bound.
+    #[error("binding webhook server to {addr}: {source}")]
+    Bind {
+        /// Address.
+        addr: SocketAddr,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The certificate or key could not be loaded.
+    #[error("loading webhook certificate: {0}")]
+    Cert(String),
+}
+
+/// The serving certificate, swappable while the server runs.
+#[derive(Clone, Debug, Default)]
+pub struct CertStore {
+    current: Arc<RwLock<Option<Arc<CertifiedKey>>>>,
+}
+
+impl CertStore {
+    /// Replaces the serving certificate with the one of `bundle`.
+    pub fn load(&self, bundle: &CertBundle) -> Result<(), ServerError> {
+        let certs: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_slice_iter(bundle.cert.as_bytes())
+                .collect::<Result<_, _>>()
+                .map_err(|e| ServerError::Cert(format!("certificate: {e}")))?;
+        let key = PrivateKeyDer::from_pem_slice(bundle.key.as_bytes())
+            .map_err(|e| ServerError::Cert(format!("key: {e}")))?;
+        let provider = rustls::crypto::ring::default_provider();
+        let certified = CertifiedKey::from_der(certs, key, &provider)
+            .map_err(|e| ServerError::Cert(e.to_string()))?;
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(certified));
+        Ok(())
+    }
+
+    /// Whether a certificate is loaded.
+    pub fn is_loaded(&self) -> bool {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+}
+
+impl ResolvesServerCert for CertStore {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+type Shared = Arc<HandlerContext>;
+
+/// The implemented webhooks.
+#[derive(Clone, Copy, Debug)]
+enum Hook {
+    MutateCloneSet,
+    ValidateCloneSet,
+    MutateStatefulSet,
+    ValidateStatefulSet,
+    MutatePod,
+}
+
+async fn review(
+    ctx: &HandlerContext,
+    body: &[u8],
+    hook: Hook,
+) -> axum::Json<AdmissionReview<DynamicObject>> {
+    let parsed: Result<Request, String> =
+        serde_json::from_slice::<AdmissionReview<DynamicObject>>(body)
+            .map_err(|e| e.to_string())
+            .and_then(|r| {
+                r.try_into()
+                    .map_err(|e: kube::core::admission::ConvertAdmissionReviewError| e.to_string())
+            });
+    let response = match parsed {
+        Err(e) => AdmissionResponse::invalid(format!("invalid AdmissionReview: {e}")),
+        Ok(req) => match hook {
+            Hook::MutateCloneSet => super::cloneset::mutate(&req, ctx).await,
+            Hook::ValidateCloneSet => super::cloneset::validate(&req, ctx).await,
+            Hook::MutateStatefulSet => super::statefulset::mutate(&req, ctx).await,
+            Hook::ValidateStatefulSet => super::statefulset::validate(&req, ctx).await,
+            Hook::MutatePod => super::pod::mutate(&req, ctx).await,
+        },
+    };
+    if !response.allowed {
+        debug!(?hook, uid = %response.uid, message = %response.result.message, "admission denied");
+    }
+    axum::Json(response.into_review())
+}
+
+fn convert(body: &[u8]) -> axum::Json<ConversionReview> {
+    match serde_json::from_slice::<ConversionReview>(body) {
+        Ok(r) => axum::Json(super::conversion::review(r)),
+        Err(e) => axum::Json(
+            ConversionResponse::invalid(kube::core::Status::failure(
+                &format!("invalid ConversionReview: {e}"),
+                "BadRequest",
+            ))
+            .into_review(),
+        ),
+    }
+}
+
+/// Paths served, as in OpenKruise v1.9.0's webhook manifests.
+pub mod paths {
+    /// CloneSet defaults.
+    pub const MUTATE_CLONESET: &str = "/mutate-apps-kruise-io-v1alpha1-cloneset";
+    /// CloneSet validation.
+    pub const VALIDATE_CLONESET: &str = "/validate-apps-kruise-io-v1alpha1-cloneset";
+    /// Advanced StatefulSet defaults.
+    pub const MUTATE_STATEFULSET: &str = "/mutate-apps-kruise-io-statefulset";
+    /// Advanced StatefulSet validation.
+    pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
+    /// Pod mutation.
+    pub const MUTATE_POD: &str = "/mutate-pod";
+    /// CRD conversion (ConversionReview).
+    pub const CONVERT: &str = "/convert";
+}
+
+/// The router of every implemented webhook path plus `/healthz`.
+pub fn router(ctx: Shared) -> Router {
+    let route = |hook: Hook| {
+        post(
+            move |State(c): State<Shared>, body: axum::body::Bytes| async move {
+                review(&c, &body, hook).await
+            },
+        )
+    };
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route(paths::MUTATE_CLONESET, route(Hook::MutateCloneSet))
+        .route(paths::VALIDATE_CLONESET, route(Hook::ValidateCloneSet))
+        .route(paths::MUTATE_STATEFULSET, route(Hook::MutateStatefulSet))
+        .route(
+            paths::VALIDATE_STATEFULSET,
+            route(Hook::ValidateStatefulSet),
+        )
+        .route(paths::MUTATE_POD, route(Hook::MutatePod))
+        .route(
+            paths::CONVERT,
+            post(|body: axum::body::Bytes| async move { convert(&body) }),
+        )
+        .with_state(ctx)
+}
+
+/// Binds `addr` with `SO_REUSEPORT`, so that a second manager process on the same host can
+/// take over the port before the first one stops (a restart without refused admissions when the
+/// API server reaches the webhook at a host URL; the API server retries requests whose
+/// connection was reset).
+fn bind_shared(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.set_reuseport(true)?;
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
+/// Binds `addr` (see [`bind_shared`]) and serves [`router`] over TLS with the certificate in `certs` until `shutdown`.
+/// Connections arriving before a certificate is loaded fail their TLS handshake.
+pub async fn serve(
+    addr: SocketAddr,
+    certs: CertStore,
+    ctx: Shared,
+    shutdown: CancellationToken,
+) -> Result<(), ServerError> {
+    let listener = bind_shared(addr).map_err(|source| ServerError::Bind { addr, source })?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| ServerError::Cert(e.to_string()))?
+    .with_no_client_auth()
+    .with_cert_resolver(Arc::new(certs));
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let app = router(ctx);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    warn!(error = %e, "webhook accept failed");
+                    continue;
+                }
+            },
+        };
+        let acceptor = acceptor.clone();
+        let app = app.clone();
+        tokio::spawn(async move {
+            let tls = match acceptor.accept(tcp).await {
+                Ok(t) => t,
+                Err(e) => {
+                    debug!(%peer, error = %e, "webhook TLS handshake failed");
+                    return;
+                }
+            };
+            let service = TowerToHyperService::new(app);
+            if let Err(e) = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(tls), service)
+                .await
+            {
+                debug!(%peer, error = %e, "webhook connection ended with an error");
+            }
+        });
+    }
+}

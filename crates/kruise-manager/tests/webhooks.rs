@@ -1,0 +1,732 @@
+//! Admission and conversion webhooks end to end on the real testbed: the API server calls a
+//! `kruise-manager` running outside the cluster at `https://127.0.0.1:<port>`.
+//!
+//! The webhook configurations and the CRD conversion settings are cluster-wide objects with fixed
+//! names, so these tests run one at a time (a process-wide lock), scope the admission webhooks
+//! to their own namespace (`--webhook-only-namespace`) and, when they end (even by panic),
+//! delete the configurations and turn the StatefulSet CRD's conversion back to `None` before
+//! their namespace is deleted.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use base64::Engine;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kruise_api::apps::v1alpha1::CloneSet;
+use kruise_e2e::{
+    TestEnv, TestNamespace, install_crds, kubectl, repo_root, testbed_kubeconfig, wait_for,
+};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// The controller resyncs every 20 s; healing must happen "within a minute".
+const HEAL: Duration = Duration::from_secs(60);
+const MUTATING: &str = "kruise-mutating-webhook-configuration";
+const VALIDATING: &str = "kruise-validating-webhook-configuration";
+const ASTS_CRD: &str = "statefulsets.apps.kruise.io";
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A kruise-manager serving webhooks for one namespace (its certificate Secret lives there too).
+struct WebhookManager {
+    child: Child,
+    health_port: u16,
+}
+
+impl WebhookManager {
+    fn start(ns: &str, port: u16, tag: &str) -> Self {
+        let logs = repo_root().join("target/e2e-logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        let log_path: PathBuf = logs.join(format!("{ns}-manager-{tag}.log"));
+        let log = std::fs::File::create(&log_path).unwrap();
+        let health_port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_kruise-manager"))
+            .arg("--kubeconfig")
+            .arg(testbed_kubeconfig())
+            .env("POD_NAMESPACE", ns)
+            .args([
+                "--enable-leader-election=false",
+                "--namespace",
+                ns,
+                "--metrics-addr",
+                "127.0.0.1:0",
+                "--health-probe-addr",
+                &format!("127.0.0.1:{health_port}"),
+                "--webhook-server",
+                "--webhook-host",
+                "127.0.0.1",
+                "--webhook-bind-address",
+                "127.0.0.1",
+                "--webhook-port",
+                &port.to_string(),
+                "--webhook-only-namespace",
+                ns,
+                "-v",
+                &std::env::var("KRUISE_E2E_MANAGER_V").unwrap_or_else(|_| "1".into()),
+            ])
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start kruise-manager");
+        eprintln!("manager log: {}", log_path.display());
+        WebhookManager { child, health_port }
+    }
+
+    /// Waits until `/readyz` answers 200 (the first certificate and configuration sync is done).
+    async fn ready(&self) {
+        let port = self.health_port;
+        wait_for("manager /readyz", TIMEOUT, || async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut conn = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .ok()?;
+            conn.write_all(b"GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n")
+                .await
+                .ok()?;
+            let mut answer = String::new();
+            conn.read_to_string(&mut answer).await.ok()?;
+            (answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200")).then_some(())
+        })
+        .await
+        .unwrap();
+    }
+
+    /// SIGTERM, as a rolling restart does, then wait for the exit.
+    fn terminate(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for WebhookManager {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Restores the cluster-wide state when a test ends, pass or fail.
+struct ClusterGuard;
+
+impl Drop for ClusterGuard {
+    fn drop(&mut self) {
+        let _ = kubectl(
+            &[
+                "delete",
+                "mutatingwebhookconfiguration",
+                MUTATING,
+                "--ignore-not-found",
+            ],
+            None,
+        );
+        let _ = kubectl(
+            &[
+                "delete",
+                "validatingwebhookconfiguration",
+                VALIDATING,
+                "--ignore-not-found",
+            ],
+            None,
+        );
+        let _ = kubectl(
+            &[
+                "patch",
+                "crd",
+                ASTS_CRD,
+                "--type",
+                "merge",
+                "-p",
+                r#"{"spec":{"conversion":{"strategy":"None","webhook":null}}}"#,
+            ],
+            None,
+        );
+    }
+}
+
+/// Everything one test needs; field order makes the manager stop and the cluster state be
+/// restored before the namespace is deleted.
+struct Fixture {
+    manager: WebhookManager,
+    _guard: ClusterGuard,
+    ns: TestNamespace,
+    env: TestEnv,
+    port: u16,
+    _serial: tokio::sync::MutexGuard<'static, ()>,
+}
+
+async fn setup(prefix: &str) -> Fixture {
+    let serial = SERIAL.lock().await;
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace(prefix).await.unwrap();
+    let guard = ClusterGuard;
+    let port = free_port();
+    let manager = WebhookManager::start(ns.name(), port, "a");
+    manager.ready().await;
+    Fixture {
+        manager,
+        _guard: guard,
+        ns,
+        env,
+        port,
+        _serial: serial,
+    }
+}
+
+fn ca_of(secret: &Secret) -> String {
+    let data = secret.data.as_ref().expect("secret data");
+    String::from_utf8(data.get("ca-cert.pem").expect("ca-cert.pem").0.clone()).unwrap()
+}
+
+fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
+}
+
+async fn mutating_ca_bundles(env: &TestEnv) -> Vec<String> {
+    let api: Api<MutatingWebhookConfiguration> = Api::all(env.client.clone());
+    let Ok(cfg) = api.get(MUTATING).await else {
+        return vec![];
+    };
+    cfg.webhooks
+        .unwrap_or_default()
+        .iter()
+        .map(|w| {
+            w.client_config
+                .ca_bundle
+                .as_ref()
+                .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+async fn validating_ca_bundles(env: &TestEnv) -> Vec<String> {
+    let api: Api<ValidatingWebhookConfiguration> = Api::all(env.client.clone());
+    let Ok(cfg) = api.get(VALIDATING).await else {
+        return vec![];
+    };
+    cfg.webhooks
+        .unwrap_or_default()
+        .iter()
+        .map(|w| {
+            w.client_config
+                .ca_bundle
+                .as_ref()
+                .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn cloneset_yaml(name: &str, selector_app: &str, label_app: &str, extra_strategy: &str) -> String {
+    format!(
+        r#"apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: {name}
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: "{selector_app}"
+  updateStrategy: {{{extra_strategy}}}
+  template:
+    metadata:
+      labels:
+        app: "{label_app}"
+    spec:
+      containers:
+      - name: main
+        image: nginx:1.25
+"#
+    )
+}
+
+/// A valid CloneSet created with dry run: goes through both admission webhooks, stores nothing.
+async fn dry_run_cloneset(api: &Api<CloneSet>, name: &str) -> Result<(), kube::Error> {
+    let cs: CloneSet = serde_yaml_ng::from_str(&cloneset_yaml(name, "ok", "ok", "")).unwrap();
+    api.create(
+        &PostParams {
+            dry_run: true,
+            ..Default::default()
+        },
+        &cs,
+    )
+    .await
+    .map(|_| ())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_clonesets_are_rejected_with_the_field_named() {
+    let f = setup("wh-reject").await;
+    let ns = f.ns.name();
+
+    let out = kubectl(
+        &["apply", "-n", ns, "-f", "-"],
+        Some(&cloneset_yaml("mismatch", "a", "b", "")),
+    )
+    .unwrap();
+    assert!(
+        !out.success,
+        "a CloneSet whose selector does not match its labels was accepted"
+    );
+    assert!(
+        out.stderr.contains("vcloneset.kb.io")
+            && out.stderr.contains("spec.template.metadata.labels")
+            && out.stderr.contains("selector"),
+        "denial does not name the field: {}",
+        out.stderr
+    );
+
+    let out = kubectl(
+        &["apply", "-n", ns, "-f", "-"],
+        Some(&cloneset_yaml(
+            "partition",
+            "a",
+            "a",
+            r#"partition: "150%""#,
+        )),
+    )
+    .unwrap();
+    assert!(!out.success, "partition 150% was accepted");
+    assert!(
+        out.stderr.contains("spec.updateStrategy.partition") && out.stderr.contains("150%"),
+        "denial does not name the field: {}",
+        out.stderr
+    );
+
+    let out = kubectl(
+        &["apply", "-n", ns, "-f", "-"],
+        Some(&cloneset_yaml(
+            "surge",
+            "a",
+            "a",
+            r#"type: InPlaceOnly, maxSurge: 1"#,
+        )),
+    )
+    .unwrap();
+    assert!(!out.success, "maxSurge with InPlaceOnly was accepted");
+    assert!(
+        out.stderr.contains("spec.updateStrategy.maxSurge"),
+        "{}",
+        out.stderr
+    );
+
+    // A valid one passes, and an immutable field cannot change afterwards.
+    let out = kubectl(
+        &["apply", "-n", ns, "-f", "-"],
+        Some(&cloneset_yaml("valid", "a", "a", "")),
+    )
+    .unwrap();
+    assert!(out.success, "a valid CloneSet was refused: {}", out.stderr);
+    let out = kubectl(
+        &[
+            "patch", "-n", ns, "clonesets.apps.kruise.io", "valid", "--type", "merge", "-p",
+            r#"{"spec":{"selector":{"matchLabels":{"app":"a","tier":"x"}},"template":{"metadata":{"labels":{"app":"a","tier":"x"}}}}}"#,
+        ],
+        None,
+    )
+    .unwrap();
+    assert!(!out.success, "changing the selector was accepted");
+    assert!(
+        out.stderr
+            .contains("spec: Forbidden: updates to cloneset spec for fields other than"),
+        "{}",
+        out.stderr
+    );
+
+    // Nothing refused was stored.
+    let api: Api<CloneSet> = Api::namespaced(f.env.client.clone(), ns);
+    assert!(api.get("mismatch").await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cloneset_without_defaults_reads_back_with_openkruise_defaults() {
+    let f = setup("wh-defaults").await;
+    let ns = f.ns.name();
+    let out = kubectl(
+        &["apply", "-n", ns, "-f", "-"],
+        Some(&cloneset_yaml("plain", "a", "a", "")),
+    )
+    .unwrap();
+    assert!(out.success, "{}", out.stderr);
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        f.env.client.clone(),
+        ns,
+        &ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("apps.kruise.io", "v1alpha1", "CloneSet"),
+            "clonesets",
+        ),
+    );
+    let cs = serde_json::to_value(api.get("plain").await.unwrap()).unwrap();
+    let spec = &cs["spec"];
+    assert_eq!(spec["revisionHistoryLimit"], 10, "{spec}");
+    assert_eq!(
+        spec["updateStrategy"],
+        json!({"type": "ReCreate", "partition": 0, "maxUnavailable": "20%", "maxSurge": 0}),
+        "{spec}"
+    );
+    let pod = &spec["template"]["spec"];
+    assert_eq!(pod["restartPolicy"], "Always");
+    assert_eq!(pod["dnsPolicy"], "ClusterFirst");
+    assert_eq!(pod["schedulerName"], "default-scheduler");
+    assert_eq!(pod["terminationGracePeriodSeconds"], 30);
+    assert_eq!(pod["securityContext"], json!({}));
+    let c = &pod["containers"][0];
+    // OpenKruise defaults regular containers to Always, whatever the tag, so that an in-place
+    // image change always pulls.
+    assert_eq!(c["imagePullPolicy"], "Always", "{c}");
+    assert_eq!(c["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(c["terminationMessagePolicy"], "File");
+}
+
+fn asts_api(env: &TestEnv, ns: &str, version: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        env.client.clone(),
+        ns,
+        &ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("apps.kruise.io", version, "StatefulSet"),
+            "statefulsets",
+        ),
+    )
+}
+
+fn asts(name: &str, version: &str, extra_spec: Value) -> DynamicObject {
+    let mut v = json!({
+        "apiVersion": format!("apps.kruise.io/{version}"),
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {
+            "replicas": 0,
+            "serviceName": name,
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                         "spec": {"readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
+                                  "containers": [{"name": "main", "image": "nginx:1.25"}]}},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
+                "partition": 0, "maxUnavailable": 2, "podUpdatePolicy": "InPlaceIfPossible",
+                "inPlaceUpdateStrategy": {"gracePeriodSeconds": 5}}},
+        },
+    });
+    for (k, val) in extra_spec.as_object().unwrap() {
+        v["spec"][k] = val.clone();
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advanced_statefulset_converts_between_v1alpha1_and_v1beta1_without_loss() {
+    let f = setup("wh-convert").await;
+    let ns = f.ns.name();
+    // Turn the conversion webhook on exactly as the install manifests do; the manager then
+    // points it at itself with its caBundle.
+    let patch = std::fs::read_to_string(
+        repo_root().join("config/webhook/crd-conversion/webhook_in_statefulsets.yaml"),
+    )
+    .unwrap();
+    let out = kubectl(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&patch),
+    )
+    .unwrap();
+    assert!(out.success, "{}", out.stderr);
+    let crds: Api<CustomResourceDefinition> = Api::all(f.env.client.clone());
+    let want_url = format!("https://127.0.0.1:{}/convert", f.port);
+    wait_for(
+        "the StatefulSet CRD to point at the manager's /convert",
+        HEAL,
+        || {
+            let crds = crds.clone();
+            let want_url = want_url.clone();
+            async move {
+                let crd = crds.get(ASTS_CRD).await.ok()?;
+                let cc = crd.spec.conversion?.webhook?.client_config?;
+                (cc.url.as_deref() == Some(want_url.as_str()) && cc.ca_bundle.is_some())
+                    .then_some(())
+            }
+        },
+    )
+    .await
+    .unwrap();
+
+    let a1 = asts_api(&f.env, ns, "v1alpha1");
+    let b1 = asts_api(&f.env, ns, "v1beta1");
+    let pp = PostParams::default();
+
+    // Created as v1alpha1, read as v1beta1: every v1alpha1 field is there.
+    a1.create(&pp, &asts("from-alpha", "v1alpha1", json!({})))
+        .await
+        .unwrap();
+    let as_beta = serde_json::to_value(b1.get("from-alpha").await.unwrap()).unwrap();
+    let as_alpha = serde_json::to_value(a1.get("from-alpha").await.unwrap()).unwrap();
+    assert_eq!(as_beta["apiVersion"], "apps.kruise.io/v1beta1");
+    assert_eq!(
+        as_beta["spec"], as_alpha["spec"],
+        "v1alpha1 fields differ when read as v1beta1"
+    );
+    assert_eq!(
+        as_beta["spec"]["updateStrategy"]["rollingUpdate"]["inPlaceUpdateStrategy"]["gracePeriodSeconds"],
+        5
+    );
+
+    // Created as v1beta1 with v1beta1-only fields, read as v1alpha1, and written back as v1alpha1:
+    // the v1beta1-only fields survive.
+    let beta_only = json!({
+        "reserveOrdinals": [1, 3],
+        "scaleStrategy": {"maxUnavailable": 1},
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
+    });
+    b1.create(&pp, &asts("from-beta", "v1beta1", beta_only.clone()))
+        .await
+        .unwrap();
+    let alpha = a1.get("from-beta").await.unwrap();
+    let alpha_v = serde_json::to_value(&alpha).unwrap();
+    assert_eq!(alpha_v["apiVersion"], "apps.kruise.io/v1alpha1");
+    assert!(
+        alpha_v["spec"].get("reserveOrdinals").is_none(),
+        "v1alpha1 has no reserveOrdinals: {alpha_v}"
+    );
+    let mut edited = alpha.clone();
+    edited
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert("edited".into(), "as-v1alpha1".into());
+    a1.replace("from-beta", &pp, &edited).await.unwrap();
+    let beta = serde_json::to_value(b1.get("from-beta").await.unwrap()).unwrap();
+    assert_eq!(beta["metadata"]["labels"]["edited"], "as-v1alpha1");
+    for (k, v) in beta_only.as_object().unwrap() {
+        assert_eq!(
+            &beta["spec"][k], v,
+            "v1beta1-only field {k} lost through a v1alpha1 write: {beta}"
+        );
+    }
+    let annotations = beta["metadata"]["annotations"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !annotations
+            .keys()
+            .any(|k| k.starts_with("conversion.apps.kruise.io/")),
+        "conversion stash leaked into v1beta1: {annotations:?}"
+    );
+
+    // A conversion caBundle overwritten with another CA is repaired, and conversion works again.
+    let other =
+        kruise_manager::webhooks::certs::generate("127.0.0.1", jiff::Timestamp::now()).unwrap();
+    let bogus = b64(&other.ca_cert);
+    let corrupt = Patch::<Value>::Merge(
+        json!({"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": bogus}}}}}),
+    );
+    crds.patch(ASTS_CRD, &PatchParams::default(), &corrupt)
+        .await
+        .unwrap();
+    let ca = ca_of(
+        &Api::<Secret>::namespaced(f.env.client.clone(), ns)
+            .get("kruise-webhook-certs")
+            .await
+            .unwrap(),
+    );
+    wait_for("the conversion caBundle to be repaired", HEAL, || {
+        let crds = crds.clone();
+        let ca = ca.clone();
+        async move {
+            let crd = crds.get(ASTS_CRD).await.ok()?;
+            let bundle = crd.spec.conversion?.webhook?.client_config?.ca_bundle?;
+            (bundle.0 == ca.as_bytes()).then_some(())
+        }
+    })
+    .await
+    .unwrap();
+    let again = wait_for(
+        "a v1alpha1 read through the repaired webhook",
+        TIMEOUT,
+        || {
+            let a1 = a1.clone();
+            async move { a1.get("from-beta").await.ok() }
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        again
+            .metadata
+            .labels
+            .unwrap_or_default()
+            .get("edited")
+            .map(String::as_str),
+        Some("as-v1alpha1")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleted_secret_and_corrupted_ca_bundles_heal_themselves() {
+    let f = setup("wh-heal").await;
+    let ns = f.ns.name();
+    let secrets: Api<Secret> = Api::namespaced(f.env.client.clone(), ns);
+    let cs_api: Api<CloneSet> = Api::namespaced(f.env.client.clone(), ns);
+    let first_ca = ca_of(&secrets.get("kruise-webhook-certs").await.unwrap());
+    assert!(
+        mutating_ca_bundles(&f.env)
+            .await
+            .iter()
+            .all(|b| *b == first_ca)
+    );
+    dry_run_cloneset(&cs_api, "probe")
+        .await
+        .expect("admission works");
+
+    // Secret deleted: a new CA and serving certificate are generated, loaded without a restart,
+    // and every caBundle follows.
+    secrets
+        .delete("kruise-webhook-certs", &DeleteParams::default())
+        .await
+        .unwrap();
+    let new_ca = wait_for("a new certificate Secret", HEAL, || {
+        let secrets = secrets.clone();
+        let first_ca = first_ca.clone();
+        async move {
+            let s = secrets.get("kruise-webhook-certs").await.ok()?;
+            let ca = ca_of(&s);
+            (ca != first_ca).then_some(ca)
+        }
+    })
+    .await
+    .unwrap();
+    wait_for("caBundles to follow the new CA", TIMEOUT, || {
+        let env = f.env.clone();
+        let want = new_ca.clone();
+        async move {
+            let m = mutating_ca_bundles(&env).await;
+            let v = validating_ca_bundles(&env).await;
+            (!m.is_empty() && !v.is_empty() && m.iter().chain(&v).all(|b| *b == want)).then_some(())
+        }
+    })
+    .await
+    .unwrap();
+    dry_run_cloneset(&cs_api, "probe")
+        .await
+        .expect("admission works with the new certificate");
+
+    // caBundle overwritten by "a user or tool": repaired within a minute.
+    let bogus_pem = "-----BEGIN CERTIFICATE-----\nbogus\n-----END CERTIFICATE-----\n".to_owned();
+    let bogus = b64(&bogus_pem);
+    let mapi: Api<MutatingWebhookConfiguration> = Api::all(f.env.client.clone());
+    let vapi: Api<ValidatingWebhookConfiguration> = Api::all(f.env.client.clone());
+    let jp = |bogus: &str| {
+        Patch::<Value>::Json(
+            serde_json::from_value(json!([
+                {"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": bogus}
+            ]))
+            .unwrap(),
+        )
+    };
+    mapi.patch(MUTATING, &PatchParams::default(), &jp(&bogus))
+        .await
+        .unwrap();
+    vapi.patch(VALIDATING, &PatchParams::default(), &jp(&bogus))
+        .await
+        .unwrap();
+    assert!(mutating_ca_bundles(&f.env).await.contains(&bogus_pem));
+    wait_for("corrupted caBundles to be repaired", HEAL, || {
+        let env = f.env.clone();
+        let want = new_ca.clone();
+        async move {
+            let m = mutating_ca_bundles(&env).await;
+            let v = validating_ca_bundles(&env).await;
+            (m.iter().chain(&v).all(|b| *b == want)).then_some(())
+        }
+    })
+    .await
+    .unwrap();
+    dry_run_cloneset(&cs_api, "probe")
+        .await
+        .expect("admission works after the repair");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarting_the_manager_keeps_admission_working() {
+    let mut f = setup("wh-restart").await;
+    let ns = f.ns.name().to_owned();
+    let secrets: Api<Secret> = Api::namespaced(f.env.client.clone(), &ns);
+    let ca_before = ca_of(&secrets.get("kruise-webhook-certs").await.unwrap());
+
+    // Admission requests all the time, through both webhooks.
+    let stop = Arc::new(AtomicBool::new(false));
+    let ok = Arc::new(AtomicUsize::new(0));
+    let failures = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let load = {
+        let api: Api<CloneSet> = Api::namespaced(f.env.client.clone(), &ns);
+        let (stop, ok, failures) = (stop.clone(), ok.clone(), failures.clone());
+        tokio::spawn(async move {
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                match dry_run_cloneset(&api, &format!("load-{i}")).await {
+                    Ok(()) => {
+                        ok.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => failures.lock().unwrap().push(e.to_string()),
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    // Rolling restart: the new process comes up on the same port, then the old one stops.
+    let second = WebhookManager::start(&ns, f.port, "b");
+    second.ready().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    f.manager.terminate();
+    let served_before_stop = ok.load(Ordering::Relaxed);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    stop.store(true, Ordering::Relaxed);
+    load.await.unwrap();
+
+    let total_ok = ok.load(Ordering::Relaxed);
+    let failures = failures.lock().unwrap().clone();
+    assert!(
+        failures.is_empty(),
+        "{} admissions failed around the restart: {failures:?}",
+        failures.len()
+    );
+    assert!(
+        total_ok > served_before_stop + 10,
+        "too few admissions after the old manager stopped ({served_before_stop} → {total_ok})"
+    );
+    // The restarted manager reused the certificates in the Secret.
+    let ca_after = ca_of(&secrets.get("kruise-webhook-certs").await.unwrap());
+    assert_eq!(
+        ca_before, ca_after,
+        "the restart replaced a valid certificate"
+    );
+    assert!(
+        mutating_ca_bundles(&f.env)
+            .await
+            .iter()
+            .all(|b| *b == ca_after)
+    );
+    drop(second);
+}
