@@ -51,7 +51,9 @@ struct WebhookManager {
 }
 
 impl WebhookManager {
-    fn start(ns: &str, port: u16, tag: &str) -> Self {
+    /// Starts a manager whose admission webhooks apply to `ns` only and whose own namespace
+    /// (`POD_NAMESPACE`: certificate Secret, pods left alone by `/mutate-pod`) is `home`.
+    fn start(ns: &str, home: &str, port: u16, tag: &str) -> Self {
         let logs = repo_root().join("target/e2e-logs");
         std::fs::create_dir_all(&logs).unwrap();
         let log_path: PathBuf = logs.join(format!("{ns}-manager-{tag}.log"));
@@ -60,7 +62,7 @@ impl WebhookManager {
         let child = Command::new(env!("CARGO_BIN_EXE_kruise-manager"))
             .arg("--kubeconfig")
             .arg(testbed_kubeconfig())
-            .env("POD_NAMESPACE", ns)
+            .env("POD_NAMESPACE", home)
             .args([
                 "--enable-leader-election=false",
                 "--namespace",
@@ -168,24 +170,38 @@ struct Fixture {
     manager: WebhookManager,
     _guard: ClusterGuard,
     ns: TestNamespace,
+    _home: Option<TestNamespace>,
     env: TestEnv,
     port: u16,
     _serial: tokio::sync::MutexGuard<'static, ()>,
 }
 
 async fn setup(prefix: &str) -> Fixture {
+    setup_with(prefix, false).await
+}
+
+/// With `separate_home`, the manager's own namespace is a second test namespace instead of the
+/// one its webhooks apply to.
+async fn setup_with(prefix: &str, separate_home: bool) -> Fixture {
     let serial = SERIAL.lock().await;
     let env = TestEnv::connect().await.expect("testbed");
     install_crds(&env).await.expect("CRDs");
     let ns = env.namespace(prefix).await.unwrap();
+    let home = if separate_home {
+        Some(env.namespace(&format!("{prefix}-home")).await.unwrap())
+    } else {
+        None
+    };
     let guard = ClusterGuard;
     let port = free_port();
-    let manager = WebhookManager::start(ns.name(), port, "a");
+    let home_name = home.as_ref().map_or(ns.name(), |h| h.name()).to_owned();
+    let manager = WebhookManager::start(ns.name(), &home_name, port, "a");
     manager.ready().await;
     Fixture {
         manager,
         _guard: guard,
         ns,
+        _home: home,
         env,
         port,
         _serial: serial,
@@ -696,7 +712,7 @@ async fn restarting_the_manager_keeps_admission_working() {
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     // Rolling restart: the new process comes up on the same port, then the old one stops.
-    let second = WebhookManager::start(&ns, f.port, "b");
+    let second = WebhookManager::start(&ns, &ns, f.port, "b");
     second.ready().await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     f.manager.terminate();
@@ -729,4 +745,41 @@ async fn restarting_the_manager_keeps_admission_working() {
             .all(|b| *b == ca_after)
     );
     drop(second);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pod_webhook_injects_the_container_launch_barrier() {
+    // Pods in the manager's own namespace are left alone, as OpenKruise does.
+    let f = setup_with("wh-pod", true).await;
+    let ns = f.ns.name();
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(f.env.client.clone(), ns);
+    let pod = |name: &str, ordered: bool| -> k8s_openapi::api::core::v1::Pod {
+        let mut v = json!({
+            "metadata": {"name": name},
+            "spec": {"containers": [{"name": "first", "image": "nginx:1.25"},
+                                    {"name": "second", "image": "nginx:1.25"}]},
+        });
+        if ordered {
+            v["metadata"]["annotations"] =
+                json!({"apps.kruise.io/container-launch-priority": "Ordered"});
+        }
+        serde_json::from_value(v).unwrap()
+    };
+    let created = pods
+        .create(&PostParams::default(), &pod("ordered", true))
+        .await
+        .unwrap();
+    let spec = serde_json::to_value(created.spec.unwrap()).unwrap();
+    assert_eq!(
+        spec["containers"][1]["env"],
+        json!([{"name": "KRUISE_CONTAINER_BARRIER", "valueFrom":
+            {"configMapKeyRef": {"name": "ordered-barrier", "key": "p_-1"}}}]),
+        "{spec}"
+    );
+    let plain = pods
+        .create(&PostParams::default(), &pod("plain", false))
+        .await
+        .unwrap();
+    let spec = serde_json::to_value(plain.spec.unwrap()).unwrap();
+    assert!(spec["containers"][1].get("env").is_none(), "{spec}");
 }
