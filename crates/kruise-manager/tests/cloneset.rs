@@ -189,6 +189,7 @@ struct Observed {
     max_pods: usize,
     inplace_ready: BTreeMap<String, Vec<String>>,
     uids: BTreeSet<String>,
+    watch_errors: Vec<String>,
 }
 
 fn observe(ns: &TestNamespace, app: &str) -> (Arc<Mutex<Observed>>, tokio::task::JoinHandle<()>) {
@@ -197,33 +198,55 @@ fn observe(ns: &TestNamespace, app: &str) -> (Arc<Mutex<Observed>>, tokio::task:
     let cfg = watcher::Config::default().labels(&format!("app={app}"));
     let o = obs.clone();
     let task = tokio::spawn(async move {
+        // What the watch says exists; a re-list (after a watch error) rebuilds it from scratch,
+        // so pods deleted while the watch was down do not linger.
         let mut live: BTreeMap<String, Pod> = BTreeMap::new();
+        let mut relist: Option<BTreeMap<String, Pod>> = None;
         let mut stream = watcher(api, cfg).default_backoff().boxed();
         while let Some(ev) = stream.next().await {
-            match ev {
-                Ok(watcher::Event::Apply(p)) | Ok(watcher::Event::InitApply(p)) => {
-                    let name = p.name_any();
-                    if let Some(s) = condition(&p, "InPlaceUpdateReady") {
-                        let mut g = o.lock().unwrap();
-                        let seq = g.inplace_ready.entry(name.clone()).or_default();
-                        if seq.last() != Some(&s) {
-                            seq.push(s);
-                        }
-                    }
-                    if p.metadata.deletion_timestamp.is_some() {
-                        live.remove(&name);
-                    } else {
-                        o.lock()
-                            .unwrap()
-                            .uids
-                            .insert(p.metadata.uid.clone().unwrap_or_default());
-                        live.insert(name, p);
-                    }
+            let p = match ev {
+                Ok(watcher::Event::Init) => {
+                    relist = Some(BTreeMap::new());
+                    continue;
                 }
+                Ok(watcher::Event::InitDone) => {
+                    if let Some(fresh) = relist.take() {
+                        live = fresh;
+                    }
+                    None
+                }
+                Ok(watcher::Event::Apply(p)) | Ok(watcher::Event::InitApply(p)) => Some(p),
                 Ok(watcher::Event::Delete(p)) => {
                     live.remove(&p.name_any());
+                    None
                 }
-                _ => continue,
+                Err(e) => {
+                    o.lock().unwrap().watch_errors.push(e.to_string());
+                    continue;
+                }
+            };
+            if let Some(p) = p {
+                let name = p.name_any();
+                if let Some(s) = condition(&p, "InPlaceUpdateReady") {
+                    let mut g = o.lock().unwrap();
+                    let seq = g.inplace_ready.entry(name.clone()).or_default();
+                    if seq.last() != Some(&s) {
+                        seq.push(s);
+                    }
+                }
+                let target = relist.as_mut().unwrap_or(&mut live);
+                if p.metadata.deletion_timestamp.is_some() {
+                    target.remove(&name);
+                } else {
+                    o.lock()
+                        .unwrap()
+                        .uids
+                        .insert(p.metadata.uid.clone().unwrap_or_default());
+                    target.insert(name, p);
+                }
+                if relist.is_some() {
+                    continue;
+                }
             }
             let unavailable = live.values().filter(|p| !available(p)).count();
             let mut g = o.lock().unwrap();

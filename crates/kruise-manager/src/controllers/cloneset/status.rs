@@ -105,6 +105,133 @@ pub fn calculate_status(
     s
 }
 
+/// Condition type `Progressing`.
+pub const CONDITION_PROGRESSING: &str = "Progressing";
+/// Reason: every replica is updated and available.
+pub const REASON_AVAILABLE: &str = "CloneSetAvailable";
+/// Reason: `updateStrategy.paused` is set.
+pub const REASON_PAUSED: &str = "CloneSetPaused";
+/// Reason: the pods the partition allows to update are updated and available.
+pub const REASON_PARTITION_AVAILABLE: &str = "ProgressPartitionAvailable";
+/// Reason: no progress within `progressDeadlineSeconds`.
+pub const REASON_DEADLINE_EXCEEDED: &str = "ProgressDeadlineExceeded";
+/// Reason: the rollout is under way.
+pub const REASON_UPDATED: &str = "CloneSetUpdated";
+
+/// Sets the `Progressing` condition of `new` as OpenKruise v1.9.0's
+/// `calculateProgressingStatus` does, and returns when the CloneSet must be looked at again to
+/// detect a missed deadline (`None`: no need).
+///
+/// Without `progressDeadlineSeconds` (or with `2147483647`) the condition is removed. Otherwise,
+/// in this order: all replicas updated and available → True/`CloneSetAvailable`; paused →
+/// True/`CloneSetPaused`; partition reached and available → True/`ProgressPartitionAvailable`;
+/// already exceeded, or `lastUpdateTime` + deadline passed → False/`ProgressDeadlineExceeded`;
+/// else True/`CloneSetUpdated`. A condition whose status and reason do not change keeps its
+/// timestamps, so the deadline counts from the moment the rollout started progressing.
+pub fn set_progressing_condition(
+    cs: &CloneSet,
+    new: &mut CloneSetStatus,
+    now: jiff::Timestamp,
+) -> Option<std::time::Duration> {
+    let conditions = new.conditions.get_or_insert_with(Vec::new);
+    let deadline = match cs.spec.progress_deadline_seconds {
+        Some(d) if d != i32::MAX => d,
+        _ => {
+            conditions.retain(|c| c.type_ != CONDITION_PROGRESSING);
+            if conditions.is_empty() {
+                new.conditions = None;
+            }
+            return None;
+        }
+    };
+    let replicas = cs.spec.replicas.unwrap_or(1);
+    let updated_available = new.updated_available_replicas.unwrap_or(0);
+    let existing = conditions
+        .iter()
+        .find(|c| c.type_ == CONDITION_PROGRESSING)
+        .cloned();
+    let paused = cs
+        .spec
+        .update_strategy
+        .as_ref()
+        .and_then(|u| u.paused)
+        .unwrap_or(false);
+    let expected = new.expected_updated_replicas.unwrap_or(replicas);
+    let deadline_passed = |c: &kruise_api::apps::v1alpha1::CloneSetCondition| {
+        c.reason.as_deref() == Some(REASON_DEADLINE_EXCEEDED)
+            || c.last_update_time.as_ref().is_some_and(|t| {
+                t.0.checked_add(jiff::SignedDuration::from_secs(i64::from(deadline)))
+                    .is_ok_and(|end| end < now)
+            })
+    };
+    let (status, reason, message) = if new.current_revision == new.update_revision
+        && new.replicas == replicas
+        && new.updated_replicas == replicas
+        && updated_available == replicas
+    {
+        ("True", REASON_AVAILABLE, "CloneSet is available".to_owned())
+    } else if paused {
+        ("True", REASON_PAUSED, "CloneSet is paused".to_owned())
+    } else if expected < replicas && expected <= updated_available {
+        (
+            "True",
+            REASON_PARTITION_AVAILABLE,
+            "CloneSet has been paused due to partition ready".to_owned(),
+        )
+    } else if existing.as_ref().is_some_and(deadline_passed) {
+        (
+            "False",
+            REASON_DEADLINE_EXCEEDED,
+            format!(
+                "CloneSet revision {} has timed out progressing",
+                new.update_revision.as_deref().unwrap_or_default()
+            ),
+        )
+    } else {
+        ("True", REASON_UPDATED, "CloneSet is progressing".to_owned())
+    };
+    let unchanged = existing
+        .as_ref()
+        .is_some_and(|c| c.status == status && c.reason.as_deref() == Some(reason));
+    let effective = if unchanged {
+        existing.clone().expect("checked")
+    } else {
+        let stamp = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now);
+        let transition = match &existing {
+            Some(c) if c.status == status => c.last_transition_time.clone(),
+            _ => Some(stamp.clone()),
+        };
+        let c = kruise_api::apps::v1alpha1::CloneSetCondition {
+            type_: CONDITION_PROGRESSING.to_owned(),
+            status: status.to_owned(),
+            last_update_time: Some(stamp),
+            last_transition_time: transition,
+            reason: Some(reason.to_owned()),
+            message: Some(message),
+        };
+        conditions.retain(|c| c.type_ != CONDITION_PROGRESSING);
+        conditions.push(c.clone());
+        c
+    };
+    if reason != REASON_UPDATED {
+        return None;
+    }
+    let since = effective.last_update_time.map_or(now, |t| t.0);
+    let end = since
+        .checked_add(jiff::SignedDuration::from_secs(i64::from(deadline)))
+        .unwrap_or(now);
+    let left = end.duration_since(now);
+    let left = if left.is_negative() {
+        jiff::SignedDuration::ZERO
+    } else {
+        left
+    };
+    // One extra second avoids waking up a hair before the deadline.
+    Some(
+        std::time::Duration::try_from(left).unwrap_or_default() + std::time::Duration::from_secs(1),
+    )
+}
+
 /// Whether `new` differs from `old` in a way that must be written (OpenKruise's
 /// `inconsistentStatus`, plus conditions).
 pub fn status_changed(old: Option<&CloneSetStatus>, new: &CloneSetStatus) -> bool {
@@ -220,5 +347,112 @@ mod tests {
         b.ready_replicas = 1;
         assert!(status_changed(Some(&a), &b));
         assert!(status_changed(None, &b));
+    }
+
+    fn progressing(st: &CloneSetStatus) -> Option<(String, String)> {
+        st.conditions
+            .as_ref()?
+            .iter()
+            .find(|c| c.type_ == CONDITION_PROGRESSING)
+            .map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default()))
+    }
+
+    fn rolling(replicas: i32, updated: i32, updated_available: i32) -> CloneSetStatus {
+        CloneSetStatus {
+            replicas,
+            updated_replicas: updated,
+            updated_available_replicas: Some(updated_available),
+            expected_updated_replicas: Some(replicas),
+            current_revision: Some("old".into()),
+            update_revision: Some("new".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn progressing_condition_follows_openkruise() {
+        let t0: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let mut cs = cloneset(4);
+        // No deadline: no condition, other conditions kept.
+        let mut st = rolling(4, 1, 1);
+        st.conditions = Some(vec![kruise_api::apps::v1alpha1::CloneSetCondition {
+            type_: "FailedScale".into(),
+            status: "True".into(),
+            ..Default::default()
+        }]);
+        assert_eq!(set_progressing_condition(&cs, &mut st, t0), None);
+        assert_eq!(st.conditions.as_ref().unwrap().len(), 1);
+
+        cs.spec.progress_deadline_seconds = Some(60);
+        let mut st = rolling(4, 1, 1);
+        let wake = set_progressing_condition(&cs, &mut st, t0).unwrap();
+        assert_eq!(wake, std::time::Duration::from_secs(61));
+        assert_eq!(
+            progressing(&st),
+            Some(("True".into(), REASON_UPDATED.into()))
+        );
+
+        // Still progressing 30 s later: timestamps kept, so the deadline does not move.
+        cs.status = Some(st.clone());
+        let mut later = rolling(4, 2, 2);
+        later.conditions = st.conditions.clone();
+        let t30 = t0 + jiff::SignedDuration::from_secs(30);
+        let wake = set_progressing_condition(&cs, &mut later, t30).unwrap();
+        assert_eq!(wake, std::time::Duration::from_secs(31));
+        assert_eq!(later.conditions, st.conditions);
+
+        // Past the deadline: False/ProgressDeadlineExceeded, and it stays so.
+        let t61 = t0 + jiff::SignedDuration::from_secs(61);
+        assert_eq!(set_progressing_condition(&cs, &mut later, t61), None);
+        assert_eq!(
+            progressing(&later),
+            Some(("False".into(), REASON_DEADLINE_EXCEEDED.into()))
+        );
+        let c = later.conditions.as_ref().unwrap()[0].clone();
+        assert_eq!(
+            c.message.as_deref(),
+            Some("CloneSet revision new has timed out progressing")
+        );
+        assert_eq!(c.last_transition_time.unwrap().0, t61);
+        let t99 = t0 + jiff::SignedDuration::from_secs(99);
+        set_progressing_condition(&cs, &mut later, t99);
+        assert_eq!(
+            later.conditions.as_ref().unwrap()[0]
+                .last_update_time
+                .as_ref()
+                .unwrap()
+                .0,
+            t61
+        );
+
+        // Everything updated and available: True/CloneSetAvailable.
+        let mut done = rolling(4, 4, 4);
+        done.current_revision = Some("new".into());
+        done.conditions = later.conditions.clone();
+        assert_eq!(set_progressing_condition(&cs, &mut done, t99), None);
+        assert_eq!(
+            progressing(&done),
+            Some(("True".into(), REASON_AVAILABLE.into()))
+        );
+
+        // Paused.
+        let mut paused = cs.clone();
+        paused.spec.update_strategy =
+            Some(serde_json::from_value(json!({"paused": true})).unwrap());
+        let mut st = rolling(4, 1, 1);
+        set_progressing_condition(&paused, &mut st, t0);
+        assert_eq!(
+            progressing(&st),
+            Some(("True".into(), REASON_PAUSED.into()))
+        );
+
+        // Partition reached.
+        let mut st = rolling(4, 1, 1);
+        st.expected_updated_replicas = Some(1);
+        set_progressing_condition(&cs, &mut st, t0);
+        assert_eq!(
+            progressing(&st),
+            Some(("True".into(), REASON_PARTITION_AVAILABLE.into()))
+        );
     }
 }

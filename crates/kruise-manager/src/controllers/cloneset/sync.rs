@@ -158,7 +158,7 @@ pub(super) async fn sync(
         }
     };
 
-    let mut action = Action::await_change();
+    let mut requeue: Option<Duration> = None;
     let scaled = scale(
         cs,
         ctx,
@@ -172,7 +172,7 @@ pub(super) async fn sync(
     )
     .await?;
     if !scaled {
-        action = update(
+        requeue = update(
             cs,
             ctx,
             state,
@@ -187,7 +187,7 @@ pub(super) async fn sync(
 
     // Status, from the pods this sync started with (as OpenKruise).
     let pod_refs: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
-    let new_status = status::calculate_status(
+    let mut new_status = status::calculate_status(
         cs,
         &pod_refs,
         &update_name,
@@ -196,6 +196,7 @@ pub(super) async fn sync(
         Some(knobs.partition),
         now,
     );
+    let deadline_check = status::set_progressing_condition(cs, &mut new_status, now);
     write_status(cs, ctx, &new_status).await?;
     truncate_pods_to_delete(cs, ctx, &snap).await?;
     truncate_history(cs, ctx, &snap, &current_name, &update_name).await?;
@@ -208,9 +209,18 @@ pub(super) async fn sync(
                 && !status::is_pod_update_ready(p, min_ready, now)
         })
     {
-        action = Action::requeue(Duration::from_secs(min_ready as u64 + 1));
+        requeue = shortest(requeue, Some(Duration::from_secs(min_ready as u64 + 1)));
     }
-    Ok(action)
+    requeue = shortest(requeue, deadline_check);
+    Ok(requeue.map_or_else(Action::await_change, Action::requeue))
+}
+
+/// The earlier of two optional wake-ups.
+fn shortest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -812,14 +822,14 @@ async fn update(
     current_rev: &ControllerRevision,
     update_rev: &ControllerRevision,
     now: jiff::Timestamp,
-) -> Result<Action, Error> {
+) -> Result<Option<Duration>, Error> {
     let strategy = cs.spec.update_strategy.clone().unwrap_or_default();
     let type_ = strategy
         .type_
         .as_deref()
         .unwrap_or(update_strategy_type::RE_CREATE);
     if type_ == update_strategy_type::ON_DELETE {
-        return Ok(Action::await_change());
+        return Ok(None);
     }
     let update_name = update_rev.name_any();
     let current_name = current_rev.name_any();
@@ -854,7 +864,7 @@ async fn update(
     if let Some(e) = first_error {
         return Err(e);
     }
-    let action = requeue.map_or_else(Action::await_change, Action::requeue);
+    let action = requeue;
     if modified || strategy.paused.unwrap_or(false) {
         return Ok(action);
     }
