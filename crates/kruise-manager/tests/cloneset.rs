@@ -902,3 +902,78 @@ async fn env_from_annotation_change_restarts_only_the_consuming_container() {
         assert_eq!(condition(&p, "InPlaceUpdateReady").as_deref(), Some("True"));
     }
 }
+
+fn progressing(cs: &CloneSet) -> Option<(String, String)> {
+    status_of(cs)
+        .conditions
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.type_ == "Progressing")
+        .map(|c| (c.status, c.reason.unwrap_or_default()))
+}
+
+#[tokio::test]
+async fn progressing_condition_reports_available_paused_and_deadline_exceeded() {
+    let (_env, ns, _m) = setup("cs-progress").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        2,
+        json!({"progressDeadlineSeconds": 5, "updateStrategy": {"type": "ReCreate", "maxUnavailable": 1}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    let want = |status: &'static str, reason: &'static str| {
+        move |cs: &CloneSet| progressing(cs) == Some((status.to_owned(), reason.to_owned()))
+    };
+    wait_for_object(
+        &api,
+        "web",
+        "Progressing True/CloneSetAvailable",
+        TIMEOUT,
+        want("True", "CloneSetAvailable"),
+    )
+    .await
+    .unwrap();
+
+    // A paused rollout to a template whose pods can never be scheduled.
+    patch_spec(
+        &api,
+        "web",
+        json!({"updateStrategy": {"paused": true},
+               "template": {"spec": {"nodeSelector": {"kruise-rs.test/no-such-node": "true"}}}}),
+    )
+    .await;
+    wait_for_object(
+        &api,
+        "web",
+        "Progressing True/CloneSetPaused",
+        TIMEOUT,
+        want("True", "CloneSetPaused"),
+    )
+    .await
+    .unwrap();
+
+    // Resumed: the rollout stalls on the unschedulable pod and, 5 s later, the deadline is
+    // reported (the controller wakes itself up for it).
+    patch_spec(&api, "web", json!({"updateStrategy": {"paused": false}})).await;
+    let exceeded = wait_for_object(
+        &api,
+        "web",
+        "Progressing False/ProgressDeadlineExceeded",
+        TIMEOUT,
+        want("False", "ProgressDeadlineExceeded"),
+    )
+    .await
+    .unwrap();
+    let c = status_of(&exceeded)
+        .conditions
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.type_ == "Progressing")
+        .unwrap();
+    let rev = status_of(&exceeded).update_revision.unwrap_or_default();
+    assert_eq!(
+        c.message.as_deref(),
+        Some(format!("CloneSet revision {rev} has timed out progressing").as_str())
+    );
+}
