@@ -977,3 +977,77 @@ async fn progressing_condition_reports_available_paused_and_deadline_exceeded() 
         Some(format!("CloneSet revision {rev} has timed out progressing").as_str())
     );
 }
+
+#[tokio::test]
+async fn scale_in_keeps_zones_balanced_under_topology_spread_constraints() {
+    let (env, ns, _m) = setup("cs-spread").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        6,
+        json!({"template": {"spec": {"topologySpreadConstraints": [{
+            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}}}]}}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 6).await;
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(env.client.clone());
+    let zone_of = |node: &k8s_openapi::api::core::v1::Node| {
+        node.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("topology.kubernetes.io/zone").cloned())
+            .unwrap_or_default()
+    };
+    let zones: BTreeMap<String, String> = nodes
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|n| (n.name_any(), zone_of(n)))
+        .collect();
+    let per_zone = |pods: &[Pod]| {
+        let mut m: BTreeMap<String, usize> = BTreeMap::new();
+        for p in pods {
+            let node = p
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .unwrap_or_default();
+            *m.entry(zones.get(&node).cloned().unwrap_or_default())
+                .or_default() += 1;
+        }
+        m
+    };
+    let before = per_zone(&pods_of(&ns, "web").await);
+    assert!(
+        before.values().all(|&n| n == 2),
+        "scheduler did not spread: {before:?}"
+    );
+
+    patch_spec(&api, "web", json!({"replicas": 3})).await;
+    wait_ready(&api, "web", 3).await;
+    let after = per_zone(
+        &wait_for_list(
+            &ns.api::<Pod>(),
+            &ListParams::default().labels("app=web"),
+            "3 pods of web",
+            TIMEOUT,
+            |pods: &[Pod]| {
+                pods.iter()
+                    .filter(|p| p.metadata.deletion_timestamp.is_none())
+                    .count()
+                    == 3
+            },
+        )
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect::<Vec<_>>(),
+    );
+    assert_eq!(after.len(), 3, "scale-in emptied a zone: {after:?}");
+    assert!(after.values().all(|&n| n == 1), "{after:?}");
+}

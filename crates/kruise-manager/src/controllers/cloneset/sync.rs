@@ -502,27 +502,98 @@ async fn scale(
             new.len(),
         );
         let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
-        let mut chosen = choose_for_deletion(&old, n_old, now, min_ready);
-        chosen.extend(choose_for_deletion(&new, n_new, now, min_ready));
+        let constraints = spread_constraints(cs);
+        let node_labels = if constraints.is_empty() {
+            std::collections::HashMap::new()
+        } else {
+            node_labels_of(ctx, &pods).await
+        };
+        let ranking = Ranking {
+            constraints: &constraints,
+            node_labels: &node_labels,
+            now,
+            min_ready,
+        };
+        let mut chosen = choose_for_deletion(&old, n_old, &ranking);
+        chosen.extend(choose_for_deletion(&new, n_new, &ranking));
         let deletable: Vec<&Pod> = chosen.into_iter().filter(|p| can_delete(p)).collect();
         return delete_pods(cs, ctx, state, key, &deletable, &snap.pvcs).await;
     }
     Ok(false)
 }
 
-fn choose_for_deletion<'a>(
-    pods: &[&'a Pod],
-    n: usize,
+/// What the scale-in order depends on besides the pods.
+struct Ranking<'r> {
+    /// Topology keys of the template's `topologySpreadConstraints` (empty: same-node ranking).
+    constraints: &'r [updatesort::SpreadConstraint],
+    /// Labels of the nodes the pods run on.
+    node_labels: &'r std::collections::HashMap<String, BTreeMap<String, String>>,
     now: jiff::Timestamp,
     min_ready: i32,
-) -> Vec<&'a Pod> {
+}
+
+/// The template's topology spread constraints as OpenKruise's `GetPodSpreadConstraint`: one
+/// entry per constraint, its topology key only.
+fn spread_constraints(cs: &CloneSet) -> Vec<updatesort::SpreadConstraint> {
+    cs.spec
+        .template
+        .spec
+        .as_ref()
+        .and_then(|s| s.topology_spread_constraints.as_ref())
+        .map(|cs| {
+            cs.iter()
+                .map(|c| updatesort::SpreadConstraint {
+                    topology_key: c.topology_key.clone(),
+                    limited_values: Vec::new(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Labels of every node one of `pods` is bound to; nodes that cannot be read are left out (their
+/// pods are then not ranked by topology, as in OpenKruise).
+async fn node_labels_of(
+    ctx: &Context,
+    pods: &[&Pod],
+) -> std::collections::HashMap<String, BTreeMap<String, String>> {
+    let nodes: BTreeSet<&str> = pods
+        .iter()
+        .filter_map(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()))
+        .filter(|n| !n.is_empty())
+        .collect();
+    let api: Api<k8s_openapi::api::core::v1::Node> = Api::all(ctx.client.clone());
+    let fetched = futures::future::join_all(nodes.iter().map(|n| api.get_opt(n))).await;
+    let mut out = std::collections::HashMap::new();
+    for (name, node) in nodes.into_iter().zip(fetched) {
+        match node {
+            Ok(Some(node)) => {
+                out.insert(name.to_owned(), node.metadata.labels.unwrap_or_default());
+            }
+            Ok(None) => {}
+            Err(e) => debug!(node = name, error = %e, "cannot read node for scale-in ranking"),
+        }
+    }
+    out
+}
+
+/// The `n` pods of `pods` to delete first (OpenKruise `choosePodsToDelete`): spread-constraint
+/// ranks when the template has topology spread constraints, same-node ranks otherwise, and
+/// availability with the CloneSet's `minReadySeconds`.
+fn choose_for_deletion<'a>(pods: &[&'a Pod], n: usize, r: &Ranking<'_>) -> Vec<&'a Pod> {
     if n == 0 {
         return Vec::new();
     }
     if n >= pods.len() {
         return pods.to_vec();
     }
-    let order = updatesort::sort_for_deletion_min_ready(pods, now, min_ready);
+    let ranks = if r.constraints.is_empty() {
+        updatesort::same_node_ranks(pods)
+    } else {
+        updatesort::spread_constraint_ranks(pods, r.constraints, r.node_labels)
+    };
+    let available = |p: &Pod| updatesort::cloneset_pod_available(p, r.min_ready, r.now);
+    let order = updatesort::sort_for_deletion_with(pods, &ranks, Some(&available));
     order.into_iter().take(n).map(|i| pods[i]).collect()
 }
 
@@ -1301,4 +1372,90 @@ async fn truncate_history(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn running_pod(name: &str, node: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "x"}]},
+            "status": {"phase": "Running", "conditions": [
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:10Z"}]},
+        }))
+        .unwrap()
+    }
+
+    /// Zone a: three pods on three nodes; zone b: two pods on one node. Without constraints the
+    /// crowded node loses a pod; with a zone constraint the crowded zone does.
+    #[test]
+    fn scale_in_ranks_by_topology_when_the_template_spreads() {
+        let pods = [
+            running_pod("a1", "n1"),
+            running_pod("a2", "n2"),
+            running_pod("a3", "n5"),
+            running_pod("b1", "n3"),
+            running_pod("b2", "n3"),
+        ];
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let zone =
+            |z: &str| BTreeMap::from([("topology.kubernetes.io/zone".to_owned(), z.to_owned())]);
+        let node_labels = std::collections::HashMap::from([
+            ("n1".to_owned(), zone("a")),
+            ("n2".to_owned(), zone("a")),
+            ("n5".to_owned(), zone("a")),
+            ("n3".to_owned(), zone("b")),
+        ]);
+        let now: jiff::Timestamp = "2026-01-01T01:00:00Z".parse().unwrap();
+        let none: Vec<updatesort::SpreadConstraint> = Vec::new();
+        let plain = Ranking {
+            constraints: &none,
+            node_labels: &node_labels,
+            now,
+            min_ready: 0,
+        };
+        let chosen = choose_for_deletion(&refs, 1, &plain);
+        assert!(
+            chosen[0].name_any().starts_with('b'),
+            "same-node ranking: {}",
+            chosen[0].name_any()
+        );
+
+        let zones = [updatesort::SpreadConstraint {
+            topology_key: "topology.kubernetes.io/zone".into(),
+            limited_values: Vec::new(),
+        }];
+        let spread = Ranking {
+            constraints: &zones,
+            ..plain
+        };
+        let chosen = choose_for_deletion(&refs, 1, &spread);
+        assert!(
+            chosen[0].name_any().starts_with('a'),
+            "zone ranking: {}",
+            chosen[0].name_any()
+        );
+        assert_eq!(choose_for_deletion(&refs, 9, &spread).len(), 5);
+    }
+
+    #[test]
+    fn spread_constraints_take_the_topology_keys_of_the_template() {
+        let cs: CloneSet = serde_json::from_value(json!({
+            "metadata": {"name": "cs"},
+            "spec": {"selector": {}, "template": {"spec": {"containers": [], "topologySpreadConstraints": [
+                {"topologyKey": "topology.kubernetes.io/zone", "maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway"},
+                {"topologyKey": "kubernetes.io/hostname", "maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"}]}}},
+        }))
+        .unwrap();
+        let keys: Vec<String> = spread_constraints(&cs)
+            .into_iter()
+            .map(|c| c.topology_key)
+            .collect();
+        assert_eq!(
+            keys,
+            ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]
+        );
+    }
 }
