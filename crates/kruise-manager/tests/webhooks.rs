@@ -54,6 +54,11 @@ impl WebhookManager {
     /// Starts a manager whose admission webhooks apply to `ns` only and whose own namespace
     /// (`POD_NAMESPACE`: certificate Secret, pods left alone by `/mutate-pod`) is `home`.
     fn start(ns: &str, home: &str, port: u16, tag: &str) -> Self {
+        Self::start_with(ns, home, port, tag, &[])
+    }
+
+    /// [`start`](Self::start) with extra manager flags.
+    fn start_with(ns: &str, home: &str, port: u16, tag: &str, extra: &[&str]) -> Self {
         let logs = repo_root().join("target/e2e-logs");
         std::fs::create_dir_all(&logs).unwrap();
         let log_path: PathBuf = logs.join(format!("{ns}-manager-{tag}.log"));
@@ -83,6 +88,7 @@ impl WebhookManager {
                 "-v",
                 &std::env::var("KRUISE_E2E_MANAGER_V").unwrap_or_else(|_| "1".into()),
             ])
+            .args(extra)
             .stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log))
             .spawn()
@@ -782,4 +788,97 @@ async fn pod_webhook_injects_the_container_launch_barrier() {
         .unwrap();
     let spec = serde_json::to_value(plain.spec.unwrap()).unwrap();
     assert!(spec["containers"][1].get("env").is_none(), "{spec}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_certificates_are_used_and_never_rewritten() {
+    use kruise_manager::webhooks::{certs, controller};
+    let _serial = SERIAL.lock().await;
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace("wh-external").await.unwrap();
+    let _guard = ClusterGuard;
+    let port = free_port();
+
+    // What cert-manager would provide: a Secret with tls.crt, tls.key and ca.crt, and the
+    // configurations with the CA injected.
+    let issued = certs::generate("127.0.0.1", jiff::Timestamp::now()).unwrap();
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "kruise-webhook-certs"},
+        "stringData": {"tls.crt": issued.cert, "tls.key": issued.key, "ca.crt": issued.ca_cert},
+    }))
+    .unwrap();
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), ns.name());
+    let created = secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let settings = controller::WebhookSettings {
+        namespace: ns.name().to_owned(),
+        secret_name: "kruise-webhook-certs".into(),
+        endpoint: controller::Endpoint::Url {
+            host: "127.0.0.1".into(),
+            port,
+        },
+        renew_before: jiff::SignedDuration::ZERO,
+        external_certs: true,
+        only_namespace: Some(ns.name().to_owned()),
+    };
+    let (m, v) = controller::configurations(&settings, &issued.ca_cert);
+    let out = kubectl(
+        &["apply", "-f", "-"],
+        Some(&serde_json::to_string(&m).unwrap()),
+    )
+    .unwrap();
+    assert!(out.success, "{}", out.stderr);
+    let out = kubectl(
+        &["apply", "-f", "-"],
+        Some(&serde_json::to_string(&v).unwrap()),
+    )
+    .unwrap();
+    assert!(out.success, "{}", out.stderr);
+    let mapi: Api<MutatingWebhookConfiguration> = Api::all(env.client.clone());
+    let config_rv = mapi.get(MUTATING).await.unwrap().metadata.resource_version;
+
+    let manager = WebhookManager::start_with(
+        ns.name(),
+        ns.name(),
+        port,
+        "a",
+        &["--webhook-external-certs"],
+    );
+    manager.ready().await;
+    let cs_api: Api<CloneSet> = Api::namespaced(env.client.clone(), ns.name());
+    dry_run_cloneset(&cs_api, "probe")
+        .await
+        .expect("admission through the external certificate");
+    let out = kubectl(
+        &["apply", "-n", ns.name(), "-f", "-"],
+        Some(&cloneset_yaml(
+            "partition",
+            "a",
+            "a",
+            r#"partition: "150%""#,
+        )),
+    )
+    .unwrap();
+    assert!(
+        !out.success && out.stderr.contains("spec.updateStrategy.partition"),
+        "{}",
+        out.stderr
+    );
+
+    // After a resync, nothing the manager does not own was rewritten.
+    tokio::time::sleep(Duration::from_secs(22)).await;
+    let now = secrets.get("kruise-webhook-certs").await.unwrap();
+    assert_eq!(
+        now.metadata.resource_version, created.metadata.resource_version,
+        "Secret rewritten"
+    );
+    assert_eq!(
+        mapi.get(MUTATING).await.unwrap().metadata.resource_version,
+        config_rv,
+        "configuration rewritten"
+    );
+    drop(manager);
 }
