@@ -685,6 +685,47 @@ async fn deleted_secret_and_corrupted_ca_bundles_heal_themselves() {
     dry_run_cloneset(&cs_api, "probe")
         .await
         .expect("admission works after the repair");
+
+    // A webhook this manager does not serve (e.g. left by an OpenKruise install) is removed, as
+    // OpenKruise's controller does, and the installed list is kept in the `template` annotation.
+    let foreign = json!({"op": "add", "path": "/webhooks/-", "value": {
+        "name": "msidecarset.kb.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+        "failurePolicy": "Ignore",
+        "clientConfig": {"url": format!("https://127.0.0.1:{}/mutate-apps-kruise-io-v1alpha1-sidecarset", f.port)},
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+        "rules": [{"apiGroups": ["apps.kruise.io"], "apiVersions": ["v1alpha1"],
+                   "operations": ["CREATE"], "resources": ["sidecarsets"]}]}});
+    mapi.patch(
+        MUTATING,
+        &PatchParams::default(),
+        &Patch::<Value>::Json(serde_json::from_value(json!([foreign])).unwrap()),
+    )
+    .await
+    .unwrap();
+    let pruned = wait_for("the unserved webhook to be removed", HEAL, || {
+        let mapi = mapi.clone();
+        async move {
+            let cfg = mapi.get(MUTATING).await.ok()?;
+            let names: Vec<String> = cfg.webhooks.clone()?.into_iter().map(|w| w.name).collect();
+            (!names.iter().any(|n| n == "msidecarset.kb.io")).then_some(cfg)
+        }
+    })
+    .await
+    .unwrap();
+    let template = pruned
+        .metadata
+        .annotations
+        .unwrap_or_default()
+        .get("template")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        template.contains("msidecarset.kb.io"),
+        "template annotation: {template}"
+    );
+    dry_run_cloneset(&cs_api, "probe")
+        .await
+        .expect("admission works after pruning");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

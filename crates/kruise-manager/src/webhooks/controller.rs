@@ -150,6 +150,55 @@ pub fn configurations(s: &WebhookSettings, ca_bundle_pem: &str) -> (Value, Value
     (mutating, validating)
 }
 
+/// Annotation where OpenKruise keeps a configuration's webhooks as installed (JSON list) before
+/// dropping those without a handler.
+pub const TEMPLATE_ANNOTATION: &str = "template";
+
+/// The path a webhook's `clientConfig` calls (`service.path`, or the path of `url`).
+fn webhook_path(webhook: &Value) -> Option<String> {
+    if let Some(p) = webhook
+        .pointer("/clientConfig/service/path")
+        .and_then(Value::as_str)
+    {
+        return Some(p.to_owned());
+    }
+    let url = webhook
+        .pointer("/clientConfig/url")
+        .and_then(Value::as_str)?;
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    Some(rest.find('/').map_or("/".to_owned(), |i| {
+        rest[i..].split('?').next().unwrap_or("/").to_owned()
+    }))
+}
+
+/// OpenKruise's rule for installed configurations: webhooks whose path this manager does not
+/// serve are removed (the API server would otherwise call a path that answers 404 and, with
+/// `failurePolicy: Fail`, refuse the request). The webhooks as installed are kept, once, in the
+/// [`TEMPLATE_ANNOTATION`] annotation, where OpenKruise keeps them too. Returns the pruned
+/// configuration, or `None` when every webhook is served.
+pub fn prune_unserved(config: &Value, served: &[&str]) -> Option<Value> {
+    let hooks = config.get("webhooks")?.as_array()?;
+    let keep: Vec<Value> = hooks
+        .iter()
+        .filter(|w| webhook_path(w).is_some_and(|p| served.contains(&p.as_str())))
+        .cloned()
+        .collect();
+    if keep.len() == hooks.len() {
+        return None;
+    }
+    let mut out = config.clone();
+    out["webhooks"] = Value::Array(keep);
+    let annotations = &mut out["metadata"]["annotations"];
+    if !annotations.is_object() {
+        *annotations = json!({});
+    }
+    if annotations.get(TEMPLATE_ANNOTATION).is_none() {
+        annotations[TEMPLATE_ANNOTATION] =
+            Value::String(serde_json::to_string(hooks).unwrap_or_default());
+    }
+    Some(out)
+}
+
 /// CRDs whose install manifests turn on the conversion webhook in OpenKruise v1.9.0
 /// (`config/crd/patches/webhook_in_*.yaml`); the controller keeps the `clientConfig` of every
 /// Kruise CRD with `conversion.strategy: Webhook`, these or others.
@@ -382,10 +431,30 @@ pub async fn sync_once(
         return Ok(bundle);
     }
     let pp = PatchParams::apply("kruise-manager").force();
-    mapi.patch(MUTATING_CONFIGURATION, &pp, &Patch::Apply(&mutating))
+    let applied = mapi
+        .patch(MUTATING_CONFIGURATION, &pp, &Patch::Apply(&mutating))
         .await?;
-    vapi.patch(VALIDATING_CONFIGURATION, &pp, &Patch::Apply(&validating))
+    if let Some(pruned) = to_value(&applied).and_then(|v| prune_unserved(&v, paths::ADMISSION)) {
+        let pruned: MutatingWebhookConfiguration = from_value(pruned)?;
+        mapi.replace(MUTATING_CONFIGURATION, &PostParams::default(), &pruned)
+            .await?;
+        info!(
+            configuration = MUTATING_CONFIGURATION,
+            "removed webhooks this manager does not serve"
+        );
+    }
+    let applied = vapi
+        .patch(VALIDATING_CONFIGURATION, &pp, &Patch::Apply(&validating))
         .await?;
+    if let Some(pruned) = to_value(&applied).and_then(|v| prune_unserved(&v, paths::ADMISSION)) {
+        let pruned: ValidatingWebhookConfiguration = from_value(pruned)?;
+        vapi.replace(VALIDATING_CONFIGURATION, &PostParams::default(), &pruned)
+            .await?;
+        info!(
+            configuration = VALIDATING_CONFIGURATION,
+            "removed webhooks this manager does not serve"
+        );
+    }
     for crd in crds.list(&ListParams::default()).await? {
         let name = crd.name_any();
         let value =
@@ -397,6 +466,14 @@ pub async fn sync_once(
         }
     }
     Ok(bundle)
+}
+
+fn to_value<T: serde::Serialize>(obj: &T) -> Option<Value> {
+    serde_json::to_value(obj).ok()
+}
+
+fn from_value<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, kube::Error> {
+    serde_json::from_value(v).map_err(|e| kube::Error::Service(e.to_string().into()))
 }
 
 /// Runs [`sync_once`] now and every [`RESYNC`] until `shutdown`, logging failures; calls
@@ -592,5 +669,39 @@ mod tests {
                 "{y}"
             );
         }
+    }
+
+    #[test]
+    fn unserved_webhooks_are_pruned_and_the_installed_list_kept_as_template() {
+        let (mut m, _) = configurations(&service_settings(), "CA");
+        assert!(prune_unserved(&m, paths::ADMISSION).is_none());
+        let foreign = json!({"name": "msidecarset.kb.io",
+            "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-v1alpha1-sidecarset"}});
+        m["webhooks"].as_array_mut().unwrap().push(foreign);
+        let pruned = prune_unserved(&m, paths::ADMISSION).unwrap();
+        assert_eq!(pruned["webhooks"].as_array().unwrap().len(), 3);
+        assert!(
+            pruned["webhooks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|w| w["name"] != "msidecarset.kb.io")
+        );
+        let template: Vec<Value> = serde_json::from_str(
+            pruned["metadata"]["annotations"][TEMPLATE_ANNOTATION]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(template.len(), 4);
+        // An existing template (e.g. written by OpenKruise) is never overwritten.
+        let mut again = m.clone();
+        again["metadata"]["annotations"] = json!({TEMPLATE_ANNOTATION: "[]"});
+        let pruned = prune_unserved(&again, paths::ADMISSION).unwrap();
+        assert_eq!(pruned["metadata"]["annotations"][TEMPLATE_ANNOTATION], "[]");
+        assert_eq!(
+            webhook_path(&json!({"clientConfig": {"url": "https://h:1/convert?x=1"}})).as_deref(),
+            Some("/convert")
+        );
     }
 }

@@ -147,6 +147,14 @@ pub mod paths {
     pub const MUTATE_POD: &str = "/mutate-pod";
     /// CRD conversion (ConversionReview).
     pub const CONVERT: &str = "/convert";
+    /// Every admission path this server answers.
+    pub const ADMISSION: &[&str] = &[
+        MUTATE_CLONESET,
+        VALIDATE_CLONESET,
+        MUTATE_STATEFULSET,
+        VALIDATE_STATEFULSET,
+        MUTATE_POD,
+    ];
 }
 
 /// The router of every implemented webhook path plus `/healthz`.
