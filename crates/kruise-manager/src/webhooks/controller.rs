@@ -412,9 +412,28 @@ pub async fn sync_once(
                 .and_then(|c| c["webhooks"].as_array().cloned())
                 .unwrap_or_default();
             if hooks.iter().any(|h| {
-                h.pointer("/clientConfig/caBundle").and_then(Value::as_str) != Some(want.as_str())
+                webhook_path(h).is_some_and(|p| paths::ADMISSION.contains(&p.as_str()))
+                    && h.pointer("/clientConfig/caBundle").and_then(Value::as_str)
+                        != Some(want.as_str())
             }) {
                 stale.push(name.to_owned());
+            }
+        }
+        for crd in crds.list(&ListParams::default()).await? {
+            let v = to_value(&crd).unwrap_or_default();
+            let converts = v.pointer("/spec/group").and_then(Value::as_str)
+                == Some("apps.kruise.io")
+                && v.pointer("/spec/names/kind")
+                    .and_then(Value::as_str)
+                    .is_some_and(|k| super::conversion::CONVERTIBLE_KINDS.contains(&k))
+                && v.pointer("/spec/conversion/strategy")
+                    .and_then(Value::as_str)
+                    == Some("Webhook");
+            let bundle = v
+                .pointer("/spec/conversion/webhook/clientConfig/caBundle")
+                .and_then(Value::as_str);
+            if converts && bundle != Some(want.as_str()) {
+                stale.push(format!("CRD {}", crd.name_any()));
             }
         }
         if !stale.is_empty() {
