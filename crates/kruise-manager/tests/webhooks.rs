@@ -223,40 +223,46 @@ fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
 }
 
-async fn mutating_ca_bundles(env: &TestEnv) -> Vec<String> {
-    let api: Api<MutatingWebhookConfiguration> = Api::all(env.client.clone());
-    let Ok(cfg) = api.get(MUTATING).await else {
+/// The caBundle (PEM) of every webhook of configuration `name`; empty when it does not exist.
+async fn ca_bundles<K>(env: &TestEnv, name: &str) -> Vec<String>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned,
+{
+    let api: Api<K> = Api::all(env.client.clone());
+    let Ok(cfg) = api.get(name).await else {
         return vec![];
     };
-    cfg.webhooks
+    let v = serde_json::to_value(cfg).unwrap();
+    v["webhooks"]
+        .as_array()
+        .cloned()
         .unwrap_or_default()
         .iter()
         .map(|w| {
-            w.client_config
-                .ca_bundle
-                .as_ref()
-                .map(|b| String::from_utf8_lossy(&b.0).into_owned())
-                .unwrap_or_default()
+            let b = w
+                .pointer("/clientConfig/caBundle")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            String::from_utf8_lossy(
+                &base64::engine::general_purpose::STANDARD
+                    .decode(b)
+                    .unwrap_or_default(),
+            )
+            .into_owned()
         })
         .collect()
 }
 
+async fn mutating_ca_bundles(env: &TestEnv) -> Vec<String> {
+    ca_bundles::<MutatingWebhookConfiguration>(env, MUTATING).await
+}
+
 async fn validating_ca_bundles(env: &TestEnv) -> Vec<String> {
-    let api: Api<ValidatingWebhookConfiguration> = Api::all(env.client.clone());
-    let Ok(cfg) = api.get(VALIDATING).await else {
-        return vec![];
-    };
-    cfg.webhooks
-        .unwrap_or_default()
-        .iter()
-        .map(|w| {
-            w.client_config
-                .ca_bundle
-                .as_ref()
-                .map(|b| String::from_utf8_lossy(&b.0).into_owned())
-                .unwrap_or_default()
-        })
-        .collect()
+    ca_bundles::<ValidatingWebhookConfiguration>(env, VALIDATING).await
 }
 
 fn cloneset_yaml(name: &str, selector_app: &str, label_app: &str, extra_strategy: &str) -> String {

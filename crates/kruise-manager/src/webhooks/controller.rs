@@ -450,30 +450,8 @@ pub async fn sync_once(
         return Ok(bundle);
     }
     let pp = PatchParams::apply("kruise-manager").force();
-    let applied = mapi
-        .patch(MUTATING_CONFIGURATION, &pp, &Patch::Apply(&mutating))
-        .await?;
-    if let Some(pruned) = to_value(&applied).and_then(|v| prune_unserved(&v, paths::ADMISSION)) {
-        let pruned: MutatingWebhookConfiguration = from_value(pruned)?;
-        mapi.replace(MUTATING_CONFIGURATION, &PostParams::default(), &pruned)
-            .await?;
-        info!(
-            configuration = MUTATING_CONFIGURATION,
-            "removed webhooks this manager does not serve"
-        );
-    }
-    let applied = vapi
-        .patch(VALIDATING_CONFIGURATION, &pp, &Patch::Apply(&validating))
-        .await?;
-    if let Some(pruned) = to_value(&applied).and_then(|v| prune_unserved(&v, paths::ADMISSION)) {
-        let pruned: ValidatingWebhookConfiguration = from_value(pruned)?;
-        vapi.replace(VALIDATING_CONFIGURATION, &PostParams::default(), &pruned)
-            .await?;
-        info!(
-            configuration = VALIDATING_CONFIGURATION,
-            "removed webhooks this manager does not serve"
-        );
-    }
+    apply_configuration(&mapi, MUTATING_CONFIGURATION, &pp, &mutating).await?;
+    apply_configuration(&vapi, VALIDATING_CONFIGURATION, &pp, &validating).await?;
     for crd in crds.list(&ListParams::default()).await? {
         let name = crd.name_any();
         let value =
@@ -485,6 +463,29 @@ pub async fn sync_once(
         }
     }
     Ok(bundle)
+}
+
+/// Server-side applies one webhook configuration, then removes the webhooks it holds that this
+/// manager does not serve ([`prune_unserved`]).
+async fn apply_configuration<K>(
+    api: &Api<K>,
+    name: &str,
+    pp: &PatchParams,
+    desired: &Value,
+) -> Result<(), kube::Error>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let applied = api.patch(name, pp, &Patch::Apply(desired)).await?;
+    if let Some(pruned) = to_value(&applied).and_then(|v| prune_unserved(&v, paths::ADMISSION)) {
+        let pruned: K = from_value(pruned)?;
+        api.replace(name, &PostParams::default(), &pruned).await?;
+        info!(
+            configuration = name,
+            "removed webhooks this manager does not serve"
+        );
+    }
+    Ok(())
 }
 
 fn to_value<T: serde::Serialize>(obj: &T) -> Option<Value> {
