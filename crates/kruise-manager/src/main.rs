@@ -307,10 +307,7 @@ async fn start_webhooks(
     stop: CancellationToken,
 ) -> anyhow::Result<()> {
     use kruise_manager::webhooks::{HandlerContext, controller, server as wserver};
-    let namespace = std::env::var("POD_NAMESPACE")
-        .ok()
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "kruise-system".to_owned());
+    let namespace = kruise_manager::webhooks::kruise_namespace();
     let endpoint = match &args.webhook_host {
         Some(host) => controller::Endpoint::Url {
             host: host.clone(),

@@ -219,20 +219,21 @@ pub fn conversion_webhook(endpoint: &Endpoint, ca_bundle_pem: &str) -> Value {
     json!({"clientConfig": client, "conversionReviewVersions": ["v1", "v1beta1"]})
 }
 
+/// Whether `crd` is a Kruise kind served in two versions whose `conversion.strategy` is
+/// `Webhook` (the CRDs whose conversion webhook the manager maintains, as OpenKruise).
+fn converts_via_webhook(crd: &Value) -> bool {
+    let str_at = |p: &str| crd.pointer(p).and_then(Value::as_str);
+    str_at("/spec/group") == Some("apps.kruise.io")
+        && str_at("/spec/names/kind")
+            .is_some_and(|k| super::conversion::CONVERTIBLE_KINDS.contains(&k))
+        && str_at("/spec/conversion/strategy") == Some("Webhook")
+}
+
 /// The merge patch that points `crd`'s conversion webhook at `endpoint` with `ca_bundle_pem`, or
 /// `None` when the CRD is not a Kruise kind with `conversion.strategy: Webhook` or is already
 /// correct (OpenKruise's rule: CRDs without the Webhook strategy are left alone).
 pub fn conversion_patch(crd: &Value, endpoint: &Endpoint, ca_bundle_pem: &str) -> Option<Value> {
-    let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
-    let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str)?;
-    if group != "apps.kruise.io" || !super::conversion::CONVERTIBLE_KINDS.contains(&kind) {
-        return None;
-    }
-    if crd
-        .pointer("/spec/conversion/strategy")
-        .and_then(Value::as_str)
-        != Some("Webhook")
-    {
+    if !converts_via_webhook(crd) {
         return None;
     }
     let want = conversion_webhook(endpoint, ca_bundle_pem);
@@ -421,14 +422,7 @@ pub async fn sync_once(
         }
         for crd in crds.list(&ListParams::default()).await? {
             let v = to_value(&crd).unwrap_or_default();
-            let converts = v.pointer("/spec/group").and_then(Value::as_str)
-                == Some("apps.kruise.io")
-                && v.pointer("/spec/names/kind")
-                    .and_then(Value::as_str)
-                    .is_some_and(|k| super::conversion::CONVERTIBLE_KINDS.contains(&k))
-                && v.pointer("/spec/conversion/strategy")
-                    .and_then(Value::as_str)
-                    == Some("Webhook");
+            let converts = converts_via_webhook(&v);
             let bundle = v
                 .pointer("/spec/conversion/webhook/clientConfig/caBundle")
                 .and_then(Value::as_str);

@@ -32,10 +32,7 @@ pub const CONVERTIBLE_KINDS: &[&str] = &[
 ];
 
 fn via<A: DeserializeOwned, B: Serialize>(obj: &Value, f: fn(&A) -> B) -> Result<Value, String> {
-    let typed: A = serde_path_to_error::deserialize(obj.clone()).map_err(|e| {
-        let path = e.path().to_string();
-        format!("cannot decode {path}: {}", e.into_inner())
-    })?;
+    let typed: A = super::cloneset::support::decode_value(obj.clone())?;
     serde_json::to_value(f(&typed)).map_err(|e| e.to_string())
 }
 

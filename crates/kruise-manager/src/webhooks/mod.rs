@@ -20,6 +20,15 @@ pub struct HandlerContext {
     pub client: Option<kube::Client>,
 }
 
+/// Namespace kruise-manager runs in (`POD_NAMESPACE`, default `kruise-system`): where the
+/// certificate Secret lives, and whose pods `/mutate-pod` leaves alone.
+pub fn kruise_namespace() -> String {
+    std::env::var("POD_NAMESPACE")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "kruise-system".to_owned())
+}
+
 pub mod certs;
 pub mod cloneset;
 pub mod controller;

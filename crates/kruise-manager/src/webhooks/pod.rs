@@ -13,14 +13,6 @@ use crate::webhooks::cloneset::support::{
 };
 use crate::webhooks::{HandlerContext, Request, Response};
 
-/// Namespace kruise-manager runs in (`POD_NAMESPACE`, default `kruise-system`).
-fn kruise_namespace() -> String {
-    std::env::var("POD_NAMESPACE")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "kruise-system".to_owned())
-}
-
 /// `/mutate-pod`: on pod creation (not for subresources), injects the readiness gate and the
 /// container launch barrier env, answering with the JSON patch. Pods in `kube-system` and in the
 /// manager's namespace are left alone.
@@ -38,7 +30,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         pod.metadata.namespace = req.namespace.clone();
     }
     let ns = pod.metadata.namespace.clone().unwrap_or_default();
-    if mutation::is_excluded_namespace(&ns, &kruise_namespace()) {
+    if mutation::is_excluded_namespace(&ns, &super::kruise_namespace()) {
         return allow(req);
     }
     let original = pod.clone();

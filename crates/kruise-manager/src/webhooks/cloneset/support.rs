@@ -18,9 +18,14 @@ pub const CODE_UNPROCESSABLE: u16 = 422;
 /// Status code of an internal failure (e.g. a patch that cannot be serialised).
 pub const CODE_INTERNAL: u16 = 500;
 
-/// Decodes an admission object into `T` (e.g. a CloneSet). The error text names the cause.
+/// Decodes an admission object into `T` (e.g. a CloneSet). The error text names the JSON path
+/// and the cause.
 pub fn decode<T: DeserializeOwned>(obj: &DynamicObject) -> Result<T, String> {
-    let v = serde_json::to_value(obj).map_err(|e| e.to_string())?;
+    decode_value(serde_json::to_value(obj).map_err(|e| e.to_string())?)
+}
+
+/// Decodes a JSON value into `T`; the error reads `cannot decode object: <path>: <cause>`.
+pub fn decode_value<T: DeserializeOwned>(v: serde_json::Value) -> Result<T, String> {
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
