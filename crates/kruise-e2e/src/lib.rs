@@ -84,6 +84,19 @@ pub fn repo_root() -> PathBuf {
         .expect("repository root exists")
 }
 
+/// Opens `target/e2e-logs/<name>` for appending (creating the directory and file), for the
+/// output of processes a test starts (e.g. a kruise-manager). Returns the file and its path.
+pub fn log_file(name: &str) -> std::io::Result<(std::fs::File, PathBuf)> {
+    let dir = repo_root().join("target/e2e-logs");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    Ok((file, path))
+}
+
 /// A connection to the testbed.
 #[derive(Clone)]
 pub struct TestEnv {

@@ -3,7 +3,6 @@
 //! kill and restart "its" manager.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,7 +11,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_e2e::{
-    TestEnv, TestNamespace, install_crds, repo_root, testbed_kubeconfig, wait_for, wait_for_list,
+    TestEnv, TestNamespace, install_crds, log_file, testbed_kubeconfig, wait_for, wait_for_list,
     wait_for_object,
 };
 use kube::ResourceExt;
@@ -30,14 +29,7 @@ struct Manager {
 
 impl Manager {
     fn start(ns: &str) -> Self {
-        let logs = repo_root().join("target/e2e-logs");
-        std::fs::create_dir_all(&logs).unwrap();
-        let log_path: PathBuf = logs.join(format!("{ns}-manager.log"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .unwrap();
+        let (log, _) = log_file(&format!("{ns}-manager.log")).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_kruise-manager"))
             .arg("--kubeconfig")
             .arg(testbed_kubeconfig())

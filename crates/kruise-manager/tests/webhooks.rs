@@ -8,7 +8,6 @@
 //! their namespace is deleted.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,7 +21,8 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_e2e::{
-    TestEnv, TestNamespace, install_crds, kubectl, repo_root, testbed_kubeconfig, wait_for,
+    TestEnv, TestNamespace, install_crds, kubectl, log_file, repo_root, testbed_kubeconfig,
+    wait_for,
 };
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -59,10 +59,7 @@ impl WebhookManager {
 
     /// [`start`](Self::start) with extra manager flags.
     fn start_with(ns: &str, home: &str, port: u16, tag: &str, extra: &[&str]) -> Self {
-        let logs = repo_root().join("target/e2e-logs");
-        std::fs::create_dir_all(&logs).unwrap();
-        let log_path: PathBuf = logs.join(format!("{ns}-manager-{tag}.log"));
-        let log = std::fs::File::create(&log_path).unwrap();
+        let (log, log_path) = log_file(&format!("{ns}-manager-{tag}.log")).unwrap();
         let health_port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_kruise-manager"))
             .arg("--kubeconfig")
@@ -289,6 +286,11 @@ spec:
     )
 }
 
+/// `kubectl apply` of `yaml` in namespace `ns`.
+fn apply_in(ns: &str, yaml: &str) -> kruise_e2e::KubectlOutput {
+    kubectl(&["apply", "-n", ns, "-f", "-"], Some(yaml)).unwrap()
+}
+
 /// A valid CloneSet created with dry run: goes through both admission webhooks, stores nothing.
 async fn dry_run_cloneset(api: &Api<CloneSet>, name: &str) -> Result<(), kube::Error> {
     let cs: CloneSet = serde_yaml_ng::from_str(&cloneset_yaml(name, "ok", "ok", "")).unwrap();
@@ -308,11 +310,7 @@ async fn invalid_clonesets_are_rejected_with_the_field_named() {
     let f = setup("wh-reject").await;
     let ns = f.ns.name();
 
-    let out = kubectl(
-        &["apply", "-n", ns, "-f", "-"],
-        Some(&cloneset_yaml("mismatch", "a", "b", "")),
-    )
-    .unwrap();
+    let out = apply_in(ns, &cloneset_yaml("mismatch", "a", "b", ""));
     assert!(
         !out.success,
         "a CloneSet whose selector does not match its labels was accepted"
@@ -325,16 +323,10 @@ async fn invalid_clonesets_are_rejected_with_the_field_named() {
         out.stderr
     );
 
-    let out = kubectl(
-        &["apply", "-n", ns, "-f", "-"],
-        Some(&cloneset_yaml(
-            "partition",
-            "a",
-            "a",
-            r#"partition: "150%""#,
-        )),
-    )
-    .unwrap();
+    let out = apply_in(
+        ns,
+        &cloneset_yaml("partition", "a", "a", r#"partition: "150%""#),
+    );
     assert!(!out.success, "partition 150% was accepted");
     assert!(
         out.stderr.contains("spec.updateStrategy.partition") && out.stderr.contains("150%"),
@@ -342,16 +334,10 @@ async fn invalid_clonesets_are_rejected_with_the_field_named() {
         out.stderr
     );
 
-    let out = kubectl(
-        &["apply", "-n", ns, "-f", "-"],
-        Some(&cloneset_yaml(
-            "surge",
-            "a",
-            "a",
-            r#"type: InPlaceOnly, maxSurge: 1"#,
-        )),
-    )
-    .unwrap();
+    let out = apply_in(
+        ns,
+        &cloneset_yaml("surge", "a", "a", r#"type: InPlaceOnly, maxSurge: 1"#),
+    );
     assert!(!out.success, "maxSurge with InPlaceOnly was accepted");
     assert!(
         out.stderr.contains("spec.updateStrategy.maxSurge"),
@@ -360,11 +346,7 @@ async fn invalid_clonesets_are_rejected_with_the_field_named() {
     );
 
     // A valid one passes, and an immutable field cannot change afterwards.
-    let out = kubectl(
-        &["apply", "-n", ns, "-f", "-"],
-        Some(&cloneset_yaml("valid", "a", "a", "")),
-    )
-    .unwrap();
+    let out = apply_in(ns, &cloneset_yaml("valid", "a", "a", ""));
     assert!(out.success, "a valid CloneSet was refused: {}", out.stderr);
     let out = kubectl(
         &[
@@ -391,11 +373,7 @@ async fn invalid_clonesets_are_rejected_with_the_field_named() {
 async fn cloneset_without_defaults_reads_back_with_openkruise_defaults() {
     let f = setup("wh-defaults").await;
     let ns = f.ns.name();
-    let out = kubectl(
-        &["apply", "-n", ns, "-f", "-"],
-        Some(&cloneset_yaml("plain", "a", "a", "")),
-    )
-    .unwrap();
+    let out = apply_in(ns, &cloneset_yaml("plain", "a", "a", ""));
     assert!(out.success, "{}", out.stderr);
     let api: Api<DynamicObject> = Api::namespaced_with(
         f.env.client.clone(),
@@ -899,16 +877,10 @@ async fn external_certificates_are_used_and_never_rewritten() {
     dry_run_cloneset(&cs_api, "probe")
         .await
         .expect("admission through the external certificate");
-    let out = kubectl(
-        &["apply", "-n", ns.name(), "-f", "-"],
-        Some(&cloneset_yaml(
-            "partition",
-            "a",
-            "a",
-            r#"partition: "150%""#,
-        )),
-    )
-    .unwrap();
+    let out = apply_in(
+        ns.name(),
+        &cloneset_yaml("partition", "a", "a", r#"partition: "150%""#),
+    );
     assert!(
         !out.success && out.stderr.contains("spec.updateStrategy.partition"),
         "{}",

@@ -190,28 +190,26 @@ pub fn set_progressing_condition(
     } else {
         ("True", REASON_UPDATED, "CloneSet is progressing".to_owned())
     };
-    let unchanged = existing
-        .as_ref()
-        .is_some_and(|c| c.status == status && c.reason.as_deref() == Some(reason));
-    let effective = if unchanged {
-        existing.clone().expect("checked")
-    } else {
-        let stamp = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now);
-        let transition = match &existing {
-            Some(c) if c.status == status => c.last_transition_time.clone(),
-            _ => Some(stamp.clone()),
-        };
-        let c = kruise_api::apps::v1alpha1::CloneSetCondition {
-            type_: CONDITION_PROGRESSING.to_owned(),
-            status: status.to_owned(),
-            last_update_time: Some(stamp),
-            last_transition_time: transition,
-            reason: Some(reason.to_owned()),
-            message: Some(message),
-        };
-        conditions.retain(|c| c.type_ != CONDITION_PROGRESSING);
-        conditions.push(c.clone());
-        c
+    let effective = match existing {
+        Some(c) if c.status == status && c.reason.as_deref() == Some(reason) => c,
+        existing => {
+            let stamp = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now);
+            let transition = match &existing {
+                Some(c) if c.status == status => c.last_transition_time.clone(),
+                _ => Some(stamp.clone()),
+            };
+            let c = kruise_api::apps::v1alpha1::CloneSetCondition {
+                type_: CONDITION_PROGRESSING.to_owned(),
+                status: status.to_owned(),
+                last_update_time: Some(stamp),
+                last_transition_time: transition,
+                reason: Some(reason.to_owned()),
+                message: Some(message),
+            };
+            conditions.retain(|c| c.type_ != CONDITION_PROGRESSING);
+            conditions.push(c.clone());
+            c
+        }
     };
     if reason != REASON_UPDATED {
         return None;

@@ -923,9 +923,7 @@ async fn update(
         match r {
             Ok((m, delay)) => {
                 modified |= m;
-                if let Some(d) = delay {
-                    requeue = Some(requeue.map_or(d, |r: Duration| r.min(d)));
-                }
+                requeue = shortest(requeue, delay);
             }
             Err(e) => {
                 first_error.get_or_insert(e);
