@@ -4,29 +4,30 @@
 //!
 //! # Contract for controllers (stable)
 //!
-//! A controller module exposes exactly one entry point that `main.rs` calls once this replica
-//! leads:
+//! A controller module exposes a set-up function that `main.rs` calls at start-up, before
+//! leader election, through its registry line; it returns the future `main.rs` runs once this
+//! replica leads:
 //!
 //! ```ignore
-//! pub async fn run(ctx: std::sync::Arc<crate::runtime::Context>) -> Result<(), crate::runtime::Error>;
+//! pub fn setup(ctx: &Arc<Context>, …) -> impl Future<Output = Result<(), runtime::Error>> + Send + 'static;
 //! ```
 //!
-//! It builds its [`kube::runtime::Controller`] (watches, `owns`, …) and hands it to
-//! [`run_controller`], which returns once the manager shuts down (`ctx.shutdown` cancelled) and
-//! every in-flight reconcile has finished:
+//! Set-up takes the informers it reads from the shared cache ([`Context::cache`], started at
+//! once so they fill while the replica waits for the Lease) and builds its
+//! [`kube::runtime::Controller`] from them; the future hands both to [`run_controller`], which
+//! starts no reconcile before every listed cache has synced and returns once the manager shuts
+//! down (`ctx.shutdown` cancelled) and every in-flight reconcile has finished:
 //!
 //! ```ignore
-//! use std::sync::Arc;
-//! use kube::runtime::{Controller, controller::Action, watcher};
-//! use crate::runtime::{self, Context};
-//!
-//! pub async fn run(ctx: Arc<Context>) -> Result<(), runtime::Error> {
-//!     let api = kube::Api::<CloneSet>::all(ctx.client.clone());
-//!     let pods = kube::Api::<Pod>::all(ctx.client.clone());
-//!     let controller = Controller::new(api, watcher::Config::default())
-//!         .owns(pods, watcher::Config::default());
+//! pub fn setup(ctx: &Arc<Context>) -> impl Future<Output = Result<(), runtime::Error>> + Send + 'static {
+//!     let ctx = ctx.clone();
+//!     let clonesets = ctx.cache.informer::<CloneSet>();
+//!     let pods = ctx.cache.informer::<Pod>();
+//!     let caches = vec![clonesets.synced(), pods.synced()];
+//!     let controller =
+//!         Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone());
 //!     let workers = ctx.config.cloneset_workers;
-//!     runtime::run_controller(ctx, "cloneset", workers, controller, reconcile).await
+//!     async move { runtime::run_controller(ctx, "cloneset", workers, controller, caches, reconcile).await }
 //! }
 //!
 //! // Any error type implementing std::error::Error + Send + Sync + 'static works.
@@ -48,8 +49,9 @@
 //!
 //! [`Context`] fields are public: `client`, `gates` ([`FeatureGates`]), `metrics` ([`Metrics`]),
 //! `recorder` ([`EventRecorder`]), `shutdown` ([`CancellationToken`], cancelled on SIGTERM/SIGINT
-//! or lost leadership), `readiness` ([`Readiness`]) and `config` ([`ControllerConfig`]:
-//! `cloneset_workers`, `expectation_timeout`). Tests build one with [`Context::new`].
+//! or lost leadership), `readiness` ([`Readiness`]), `cache` ([`SharedCache`]) and `config`
+//! ([`ControllerConfig`]: `cloneset_workers`, `expectation_timeout`, `namespace`,
+//! `cache_sync_timeout`). Tests build one with [`Context::new`].
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -63,6 +65,7 @@ use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 pub use tokio_util::sync::CancellationToken;
 
+use crate::cache::{CacheSync, SharedCache};
 use crate::events::EventRecorder;
 use crate::features::FeatureGates;
 use crate::metrics::{Metrics, ReconcileResult};
@@ -103,6 +106,10 @@ pub struct ControllerConfig {
     /// Restrict the watches to one namespace (`--namespace`, OpenKruise's flag of the same
     /// name); `None` watches the whole cluster.
     pub namespace: Option<String>,
+    /// How long a controller waits for the caches it reads to complete their initial list
+    /// before the manager gives up and exits (`--cache-sync-timeout`, controller-runtime's
+    /// `CacheSyncTimeout`, default 2 minutes).
+    pub cache_sync_timeout: Duration,
 }
 
 impl Default for ControllerConfig {
@@ -111,9 +118,13 @@ impl Default for ControllerConfig {
             cloneset_workers: 3,
             expectation_timeout: Duration::from_secs(300),
             namespace: None,
+            cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
         }
     }
 }
+
+/// controller-runtime's default `CacheSyncTimeout`.
+pub const DEFAULT_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Everything a controller's reconcile function needs, shared by all controllers.
 #[derive(Clone)]
@@ -132,6 +143,8 @@ pub struct Context {
     pub readiness: Readiness,
     /// Controller knobs from the command line.
     pub config: ControllerConfig,
+    /// The process-wide informer cache every controller reads from (see [`crate::cache`]).
+    pub cache: SharedCache,
 }
 
 impl std::fmt::Debug for Context {
@@ -147,14 +160,24 @@ impl std::fmt::Debug for Context {
 impl Context {
     /// A context with fresh metrics, a recorder for `client`, a new shutdown token and
     /// readiness flag. Fields can be replaced afterwards (they are public).
+    /// The [`SharedCache`] watches `config.namespace` (or the cluster), reports to the new
+    /// readiness and stops with the new shutdown token.
     pub fn new(client: Client, gates: FeatureGates, config: ControllerConfig) -> Self {
+        let shutdown = CancellationToken::new();
+        let readiness = Readiness::new();
         Self {
             recorder: EventRecorder::new(client.clone()),
+            cache: SharedCache::new(
+                client.clone(),
+                config.namespace.clone(),
+                readiness.clone(),
+                shutdown.clone(),
+            ),
             client,
             gates,
             metrics: Arc::new(Metrics::new()),
-            shutdown: CancellationToken::new(),
-            readiness: Readiness::new(),
+            shutdown,
+            readiness,
             config,
         }
     }
@@ -235,6 +258,14 @@ fn key_of<K: Resource>(obj: &K) -> ObjectKey {
 /// Runs `controller` with `workers` concurrent reconciles until `ctx.shutdown` is cancelled and
 /// the in-flight reconciles have finished.
 ///
+/// **No reconcile before the caches are synced**: `caches` lists every cache the reconcile
+/// function reads (the controller's primary informer included when it comes from the
+/// [`SharedCache`]). The controller is not started — no trigger is processed, no worker runs —
+/// until all of them have completed their initial list, as controller-runtime's
+/// `WaitForCacheSync`; `/readyz` reports `<name>-cache` failing meanwhile. If they have not
+/// synced within `ctx.config.cache_sync_timeout`, or shutdown comes first, the function returns
+/// without reconciling anything.
+///
 /// Per reconcile it records `controller_runtime_reconcile_total{controller=name,result}`,
 /// `…_errors_total`, `…_reconcile_time_seconds`, `…_active_workers`, `workqueue_adds_total`
 /// and, for retries, `workqueue_retries_total`; `workqueue_depth` reads the number of objects
@@ -243,13 +274,15 @@ fn key_of<K: Resource>(obj: &K) -> ObjectKey {
 /// with [`item_backoff`]; see the module docs for how returned actions are treated.
 ///
 /// # Errors
-/// None today (reconcile errors are retried, watch errors logged and retried by kube); the
-/// `Result` leaves room for fatal set-up failures.
+/// [`Error::CacheSync`] naming the caches that did not sync in time (the manager exits
+/// non-zero with that message rather than run half-blind). Reconcile errors are retried and
+/// watch errors logged and retried by kube.
 pub async fn run_controller<K, F, Fut, E>(
     ctx: Arc<Context>,
     name: &'static str,
     workers: u16,
     controller: Controller<K>,
+    caches: Vec<CacheSync>,
     reconcile: F,
 ) -> Result<(), Error>
 where
@@ -271,9 +304,25 @@ where
     let active = metrics.active_workers(name);
     let limiter = Arc::new(RateLimiter::default());
 
-    // Readiness: the controller's main cache.
+    // Readiness: the controller's caches, then its main store.
     let cache_check = format!("{name}-cache");
     ctx.readiness.add_pending(&cache_check);
+    if !caches.is_empty() {
+        let names: Vec<&str> = caches.iter().map(CacheSync::name).collect();
+        tracing::info!(controller = name, caches = ?names, "waiting for caches to sync");
+        let timeout = ctx.config.cache_sync_timeout;
+        tokio::select! {
+            res = crate::cache::wait_for_cache_sync(&caches, timeout) => {
+                if let Err(reason) = res {
+                    return Err(Error::CacheSync { controller: name.to_owned(), reason });
+                }
+            }
+            () = ctx.shutdown.cancelled() => {
+                tracing::info!(controller = name, "shutdown before the caches synced");
+                return Ok(());
+            }
+        }
+    }
     let store = controller.store();
     let readiness = ctx.readiness.clone();
     let shutdown = ctx.shutdown.clone();

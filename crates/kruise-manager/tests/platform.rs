@@ -200,6 +200,7 @@ async fn run_controller_records_metrics_retries_and_drains() {
         "cm-test",
         2,
         controller,
+        Vec::new(),
         reconcile,
     ));
 

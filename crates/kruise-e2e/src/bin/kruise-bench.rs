@@ -1,6 +1,6 @@
 //! `kruise-bench`: in-place rollout benchmark on the local testbed (driven by `hack/bench/bench.sh`).
 //!
-//! 1. Makes sure there are at least `--nodes` kwok nodes and the CRDs are installed.
+//! 1. Makes sure there are at least `--nodes` kwok nodes (Ready) and the CRDs are installed.
 //! 2. Starts the given kruise-manager binary (cluster-wide, leader election off).
 //! 3. Creates a CloneSet of `--pods` pods (InPlaceIfPossible, maxUnavailable 100%) and waits for
 //!    all of them to be ready.
@@ -180,32 +180,16 @@ async fn run(a: Args) -> Result<(), String> {
     let client = env.client.clone();
 
     // 1. Nodes and CRDs.
-    let nodes: Api<Node> = Api::all(client.clone());
-    let existing = nodes
+    kruise_e2e::ensure_kwok_nodes(&env, a.nodes)
+        .await
+        .map_err(|e| format!("kwok nodes: {e}"))?;
+    let node_count = Api::<Node>::all(client.clone())
         .list(&ListParams::default().labels("type=kwok"))
         .await
         .map_err(|e| e.to_string())?
         .items
         .len();
-    for i in existing..a.nodes {
-        let zone = ["zone-a", "zone-b", "zone-c"][i % 3];
-        let node: Node = serde_json::from_value(json!({
-            "metadata": {"name": format!("kwok-node-{i}"), "labels": {
-                "type": "kwok", "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
-                "kubernetes.io/hostname": format!("kwok-node-{i}"),
-                "node-role.kubernetes.io/worker": "",
-                "topology.kubernetes.io/zone": zone,
-                "topology.kubernetes.io/region": "local"},
-                "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
-            "spec": {},
-        }))
-        .map_err(|e| e.to_string())?;
-        nodes
-            .create(&PostParams::default(), &node)
-            .await
-            .map_err(|e| format!("creating node {i}: {e}"))?;
-    }
-    println!("nodes: {} kwok nodes", existing.max(a.nodes));
+    println!("nodes: {node_count} kwok nodes");
     install_crds(&env).await.map_err(|e| e.to_string())?;
 
     // 2. The manager, watching only the benchmark's namespace (other tests may share the testbed).
@@ -233,10 +217,7 @@ async fn run(a: Args) -> Result<(), String> {
     let _ = child.wait();
     let (rollout, writes, baseline, pods) = result?;
     println!();
-    println!(
-        "== kruise-bench: {pods} pods on {} kwok nodes ==",
-        existing.max(a.nodes)
-    );
+    println!("== kruise-bench: {pods} pods on {node_count} kwok nodes ==");
     println!(
         "in-place rollout (maxUnavailable 100%): {:.1}s to all updated and ready",
         rollout.as_secs_f64()

@@ -6,11 +6,14 @@
 //!
 //! One sync: (1) skip while scale expectations are unsatisfied (a stale cache must never cause
 //! double creates/deletes); (2) collect owned active pods, PVCs and ControllerRevisions from the
-//! reflector caches; (3) find or create the update revision; (4) wait for resourceVersion
-//! expectations of pods we wrote; (5) scale — create, delete pods in PreparingDelete, specified
-//! deletes, scale in — and stop if anything was written; (6) otherwise update — refresh pod
-//! states, then update the next pods in place or by recreation within `partition` and
-//! `maxUnavailable`; (7) write the status, truncate `podsToDelete` and the revision history.
+//! shared cache — never before those caches have completed their initial list, see
+//! [`setup`]; (3) find or create the update revision; (4) wait for resourceVersion
+//! expectations of pods we wrote; (5) write the status computed from those pods (before any pod
+//! write, so an interrupted sync still leaves a true status); (6) scale — create, delete pods in
+//! PreparingDelete, specified deletes, scale in — and stop if anything was written; (7)
+//! otherwise update — refresh pod states, then update the next pods in place or by recreation
+//! within `partition` and `maxUnavailable`; (8) truncate `podsToDelete` and the revision
+//! history.
 
 pub mod plan;
 pub mod pods;
@@ -24,12 +27,13 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1alpha1::CloneSet;
-use kube::api::Api;
+use kube::runtime::Controller;
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use tracing::{debug, warn};
+
+use crate::cache::{CacheEvent, Cached, Informer};
 
 use crate::expectations::{ResourceVersionExpectations, ScaleAction, ScaleExpectations};
 use crate::runtime::{self, Context};
@@ -55,8 +59,8 @@ pub enum Error {
     Other(String),
 }
 
-/// State shared by all reconciles of the CloneSet controller: the reflector caches of owned
-/// objects and the expectations.
+/// State shared by all reconciles of the CloneSet controller: the stores of owned objects (from
+/// the shared cache) and the expectations.
 #[derive(Clone)]
 pub struct State {
     /// All pods (shared `Arc`s; never mutated).
@@ -84,83 +88,50 @@ fn owning_cloneset<K: Resource>(obj: &K) -> Option<ObjectRef<CloneSet>> {
     Some(ObjectRef::new(&owner.name).within(ns))
 }
 
-/// Drives a reflector for `api` and, for every event of an object owned by a CloneSet
-/// (including deletions), observes the scale and resourceVersion expectations and asks for a
-/// reconcile of the owner through `triggers`.
-///
-/// (kube's shared-store subscriptions are not used for this: they do not forward deletions and
-/// stall when an object disappears between dispatch and read.)
-fn observed_stream<K>(
-    api: Api<K>,
-    writer: reflector::store::Writer<K>,
+/// Follows one shared informer of objects CloneSets own: for every change of an object owned by
+/// a CloneSet (deletions included) it observes the scale and resourceVersion expectations and
+/// asks for a reconcile of the owner through `triggers`. Ends when the informer stops.
+fn observe_owned<K: Cached>(
+    informer: &Informer<K>,
     scale: ScaleExpectations,
     rvs: ResourceVersionExpectations,
     triggers: futures::channel::mpsc::UnboundedSender<ObjectRef<CloneSet>>,
-) -> impl std::future::Future<Output = ()> + Send
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let stream = watcher(api, watcher::Config::default().any_semantic())
-        .default_backoff()
-        .reflect(writer);
-    stream.for_each(move |event| {
-        match event {
-            Ok(watcher::Event::Apply(obj)) | Ok(watcher::Event::InitApply(obj)) => {
-                if let Some(owner) = owning_cloneset(&obj) {
-                    let key = format!(
-                        "{}/{}",
-                        owner.namespace.as_deref().unwrap_or(""),
-                        owner.name
-                    );
-                    let name = obj.name_any();
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    informer.subscribe().for_each(move |event| {
+        let obj = event.object();
+        let owner = owning_cloneset(obj.as_ref());
+        if let Some(owner) = &owner {
+            let key = format!(
+                "{}/{}",
+                owner.namespace.as_deref().unwrap_or(""),
+                owner.name
+            );
+            let name = obj.name_any();
+            match &event {
+                CacheEvent::Apply(_) => {
                     scale.observe(&key, ScaleAction::Create, &name);
                     if obj.meta().deletion_timestamp.is_some() {
                         scale.observe(&key, ScaleAction::Delete, &name);
                     }
-                    let _ = triggers.unbounded_send(owner);
                 }
-                rvs.observe_object(obj.meta());
+                CacheEvent::Delete(_) => scale.observe(&key, ScaleAction::Delete, &name),
             }
-            Ok(watcher::Event::Delete(obj)) => {
-                if let Some(owner) = owning_cloneset(&obj) {
-                    let key = format!(
-                        "{}/{}",
-                        owner.namespace.as_deref().unwrap_or(""),
-                        owner.name
-                    );
-                    scale.observe(&key, ScaleAction::Delete, &obj.name_any());
-                    let _ = triggers.unbounded_send(owner);
-                }
-                rvs.delete_object(obj.meta());
-            }
-            Ok(_) => {}
-            Err(e) => warn!(error = %e, "watch error"),
+        }
+        match &event {
+            CacheEvent::Apply(o) => rvs.observe_object(o.meta()),
+            CacheEvent::Delete(o) => rvs.delete_object(o.meta()),
+        }
+        if let Some(owner) = owner {
+            let _ = triggers.unbounded_send(owner);
         }
         std::future::ready(())
     })
 }
 
-/// A namespaced API when the manager is restricted to one namespace, else a cluster-wide one.
-fn api<K>(client: &kube::Client, namespace: &Option<String>) -> Api<K>
-where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
-{
-    match namespace {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    }
-}
-
 /// Starts the CloneSet controller: watches CloneSets and the pods, PVCs and ControllerRevisions
 /// they own, and reconciles with `--cloneset-workers` workers until shutdown.
 pub async fn run(ctx: Arc<Context>) -> Result<(), runtime::Error> {
-    run_with(ctx, false).await
+    setup(&ctx, false).await
 }
 
 /// [`run`] with `--cloneset-scaling-exclude-preparing-delete`.
@@ -168,69 +139,73 @@ pub async fn run_with(
     ctx: Arc<Context>,
     exclude_preparing_delete: bool,
 ) -> Result<(), runtime::Error> {
-    let client = ctx.client.clone();
+    setup(&ctx, exclude_preparing_delete).await
+}
+
+/// Sets the controller up at once — its informers (CloneSets, pods, PVCs,
+/// ControllerRevisions) start filling the shared cache now, e.g. while this replica waits for
+/// the leader Lease — and returns the future that runs it. That future reconciles nothing
+/// before all four caches have synced (see [`runtime::run_controller`]).
+pub fn setup(
+    ctx: &Arc<Context>,
+    exclude_preparing_delete: bool,
+) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static {
+    let ctx = ctx.clone();
     let scale = ScaleExpectations::new();
     let rvs = ResourceVersionExpectations::new();
 
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    let (pvcs, pvc_writer) = reflector::store::<PersistentVolumeClaim>();
-    let (revisions, rev_writer) = reflector::store::<ControllerRevision>();
+    let clonesets = ctx.cache.informer::<CloneSet>();
+    let pods = ctx.cache.informer::<Pod>();
+    let pvcs = ctx.cache.informer::<PersistentVolumeClaim>();
+    let revisions = ctx.cache.informer::<ControllerRevision>();
+    let caches = vec![
+        clonesets.synced(),
+        pods.synced(),
+        pvcs.synced(),
+        revisions.synced(),
+    ];
     let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
-
-    let namespace = ctx.config.namespace.clone();
-    let drivers = futures::future::join3(
-        observed_stream(
-            api(&client, &namespace),
-            pod_writer,
-            scale.clone(),
-            rvs.clone(),
-            triggers.clone(),
-        ),
-        observed_stream(
-            api(&client, &namespace),
-            pvc_writer,
-            scale.clone(),
-            rvs.clone(),
-            triggers.clone(),
-        ),
-        observed_stream(
-            api(&client, &namespace),
-            rev_writer,
-            scale.clone(),
-            rvs.clone(),
-            triggers,
-        ),
+    let observers = futures::future::join3(
+        observe_owned(&pods, scale.clone(), rvs.clone(), triggers.clone()),
+        observe_owned(&pvcs, scale.clone(), rvs.clone(), triggers.clone()),
+        observe_owned(&revisions, scale.clone(), rvs.clone(), triggers),
     );
     let shutdown = ctx.shutdown.clone();
-    let drivers = tokio::spawn(async move {
+    let observers = tokio::spawn(async move {
         tokio::select! {
-            _ = drivers => {},
-            _ = shutdown.cancelled() => {},
+            _ = observers => {},
+            () = shutdown.cancelled() => {},
         }
     });
 
     let state = State {
-        pods,
-        pvcs,
-        revisions,
+        pods: pods.store().clone(),
+        pvcs: pvcs.store().clone(),
+        revisions: revisions.store().clone(),
         scale,
         resource_versions: rvs,
         exclude_preparing_delete,
     };
-    let controller = Controller::new(
-        api::<CloneSet>(&client, &namespace),
-        watcher::Config::default().any_semantic(),
-    )
-    .reconcile_on(trigger_rx);
+    let controller =
+        Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone())
+            .reconcile_on(trigger_rx);
     let workers = ctx.config.cloneset_workers;
-    let result =
-        runtime::run_controller(ctx, CONTROLLER_NAME, workers, controller, move |cs, ctx| {
-            let state = state.clone();
-            async move { reconcile(cs, ctx, state).await }
-        })
+    async move {
+        let result = runtime::run_controller(
+            ctx,
+            CONTROLLER_NAME,
+            workers,
+            controller,
+            caches,
+            move |cs, ctx| {
+                let state = state.clone();
+                async move { reconcile(cs, ctx, state).await }
+            },
+        )
         .await;
-    drivers.abort();
-    result
+        observers.abort();
+        result
+    }
 }
 
 /// One sync of one CloneSet. See the module documentation for the steps.
@@ -280,3 +255,6 @@ pub async fn reconcile(
 
 /// Upper bound of one sync.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[cfg(test)]
+mod gate_tests;

@@ -158,6 +158,23 @@ pub(super) async fn sync(
         }
     };
 
+    // Status, from the pods this sync started with (as OpenKruise's calculateStatus). It is
+    // written before any pod is created or deleted: it depends on the snapshot only, and a
+    // sync cut short (a crash, a restart, an API error in the middle of a large scale) must
+    // still leave a status that tells how many pods exist.
+    let pod_refs: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
+    let mut new_status = status::calculate_status(
+        cs,
+        &pod_refs,
+        &update_name,
+        &current_name,
+        collision_count,
+        Some(knobs.partition),
+        now,
+    );
+    let deadline_check = status::set_progressing_condition(cs, &mut new_status, now);
+    write_status(cs, ctx, &new_status).await?;
+
     let mut requeue: Option<Duration> = None;
     let scaled = scale(
         cs,
@@ -185,19 +202,6 @@ pub(super) async fn sync(
         .await?;
     }
 
-    // Status, from the pods this sync started with (as OpenKruise).
-    let pod_refs: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
-    let mut new_status = status::calculate_status(
-        cs,
-        &pod_refs,
-        &update_name,
-        &current_name,
-        collision_count,
-        Some(knobs.partition),
-        now,
-    );
-    let deadline_check = status::set_progressing_condition(cs, &mut new_status, now);
-    write_status(cs, ctx, &new_status).await?;
     truncate_pods_to_delete(cs, ctx, &snap).await?;
     truncate_history(cs, ctx, &snap, &current_name, &update_name).await?;
 
