@@ -9,15 +9,18 @@
 //! - [`TestNamespace`]: a throwaway namespace per test, deleted when dropped;
 //! - [`wait_for`] and [`wait_for_object`]: polling with a timeout and a failure message that says
 //!   what was awaited and what was last seen;
-//! - [`kubectl`]: runs the testbed's kubectl against the same cluster.
+//! - [`kubectl`]: runs the testbed's kubectl against the same cluster;
+//! - [`ensure_kwok_nodes`]: makes sure enough kwok fake nodes exist and are Ready.
+
+pub mod manager;
 
 use std::fmt::Debug;
 use std::future::Future;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{DeleteParams, PostParams};
+use k8s_openapi::api::core::v1::{Namespace, Node};
+use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
@@ -414,8 +417,10 @@ pub fn load_crds() -> Result<Vec<k8s_openapi::apiextensions_apiserver::pkg::apis
     Ok(crds)
 }
 
-/// Server-side applies every CRD of `config/crd/bases` (idempotent) and waits until all are
-/// Established.
+/// Server-side applies every CRD of `config/crd/bases` (idempotent), turns off any conversion
+/// webhook a previous run or experiment left on (`spec.conversion` back to `None`: a CRD that
+/// still points at a stopped manager's `/convert` fails every request for that kind), and waits
+/// until all are Established.
 pub async fn install_crds(
     env: &TestEnv,
 ) -> Result<Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>>{
@@ -426,7 +431,18 @@ pub async fn install_crds(
     let pp = PatchParams::apply("kruise-e2e").force();
     for crd in &crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
-        api.patch(&name, &pp, &Patch::Apply(crd)).await?;
+        let applied = api.patch(&name, &pp, &Patch::Apply(crd)).await?;
+        let strategy = applied
+            .spec
+            .conversion
+            .as_ref()
+            .map(|c| c.strategy.as_str());
+        if strategy.is_some_and(|s| s != "None") {
+            let reset =
+                serde_json::json!({"spec": {"conversion": {"strategy": "None", "webhook": null}}});
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&reset))
+                .await?;
+        }
     }
     for crd in &crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
@@ -448,4 +464,86 @@ pub async fn install_crds(
         .await?;
     }
     Ok(crds)
+}
+
+/// Zones the kwok nodes are spread over, round robin by node index (as `hack/testbed/testbed.sh`).
+const KWOK_ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
+
+/// The kwok node `kwok-node-<i>`, labelled and annotated as `hack/testbed/testbed.sh` creates
+/// them (kwok manages nodes labelled `type=kwok`).
+fn kwok_node(i: usize) -> Node {
+    let name = format!("kwok-node-{i}");
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "labels": {
+            "type": "kwok", "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
+            "kubernetes.io/hostname": name,
+            "node-role.kubernetes.io/worker": "",
+            "topology.kubernetes.io/zone": KWOK_ZONES[i % KWOK_ZONES.len()],
+            "topology.kubernetes.io/region": "local"},
+            "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
+        "spec": {},
+    }))
+    .expect("valid node")
+}
+
+fn node_ready(node: &Node) -> bool {
+    node.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// Makes sure at least `n` kwok nodes (label `type=kwok`) exist: creates the missing ones as
+/// `kwok-node-<i>` (the lowest free indexes; zones round robin over zone-a/b/c), tolerating
+/// `AlreadyExists` (another test creating the same node at the same time), then waits up to
+/// 90 s until at least `n` of them report `Ready=True` (kwok must be running).
+pub async fn ensure_kwok_nodes(env: &TestEnv, n: usize) -> Result<()> {
+    let nodes: Api<Node> = Api::all(env.client.clone());
+    let kwok = ListParams::default().labels("type=kwok");
+    let existing: std::collections::BTreeSet<String> = nodes
+        .list(&kwok)
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    let mut count = existing.len();
+    let mut i = 0;
+    while count < n {
+        let name = format!("kwok-node-{i}");
+        if !existing.contains(&name) {
+            match nodes.create(&PostParams::default(), &kwok_node(i)).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 409 => {}
+                Err(e) => return Err(e.into()),
+            }
+            count += 1;
+        }
+        i += 1;
+    }
+    let timeout = Duration::from_secs(90);
+    let deadline = Instant::now() + timeout;
+    loop {
+        let list = nodes.list(&kwok).await?.items;
+        let ready = list.iter().filter(|n| node_ready(n)).count();
+        if ready >= n {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            let not_ready: Vec<String> = list
+                .iter()
+                .filter(|n| !node_ready(n))
+                .filter_map(|n| n.metadata.name.clone())
+                .collect();
+            return Err(Error::Timeout {
+                what: format!("{n} kwok nodes (type=kwok) Ready (is kwok running?)"),
+                timeout,
+                last: format!(
+                    "{ready} of {} kwok nodes Ready; not Ready: {not_ready:?}",
+                    list.len()
+                ),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }

@@ -121,12 +121,17 @@ struct Args {
     #[arg(long, hide = true)]
     webhook_only_namespace: Option<String>,
 
+    /// Append `-<suffix>` to the webhook configuration names (for tests running managers side
+    /// by side).
+    #[arg(long, hide = true)]
+    webhook_configuration_suffix: Option<String>,
+
     /// Namespace whose objects the controllers watch (default: all namespaces).
     #[arg(long)]
     namespace: Option<String>,
 
     /// Controllers to run (kruise-rs extension, kube-controller-manager style): `*` = all,
-    /// `name` enables, `-name` disables. Known: cloneset.
+    /// `name` enables, `-name` disables. Known: cloneset, podreadiness.
     #[arg(long, value_delimiter = ',', default_value = "*")]
     controllers: Vec<String>,
 
@@ -135,6 +140,11 @@ struct Args {
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     cloneset_scaling_exclude_preparing_delete: bool,
+
+    /// How long a controller waits for its caches' initial list before the manager exits
+    /// (controller-runtime's CacheSyncTimeout).
+    #[arg(long, default_value = "2m", value_parser = parse_go_duration)]
+    cache_sync_timeout: Duration,
 
     /// How long an unsatisfied expectation is trusted before it is treated as leaked.
     #[arg(long, default_value = "5m", value_parser = parse_go_duration)]
@@ -242,8 +252,38 @@ async fn make_client(
         .build())
 }
 
+type ControllerFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), runtime::Error>> + Send>>;
+
+/// One controller of this manager: its `--controllers` name and its set-up function, which
+/// starts the informers it reads (now, before leadership is won) and returns the future that
+/// runs it once this replica leads.
+struct ControllerEntry {
+    name: &'static str,
+    setup: fn(&Arc<Context>, &ControllerFlags) -> ControllerFuture,
+}
+
+/// The controller registry: the single place a controller is wired in.
+const CONTROLLERS: &[ControllerEntry] = &[
+    ControllerEntry {
+        name: kruise_manager::controllers::cloneset::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(kruise_manager::controllers::cloneset::setup(
+                ctx,
+                flags.cloneset_scaling_exclude_preparing_delete,
+            ))
+        },
+    },
+    ControllerEntry {
+        name: kruise_manager::controllers::podreadiness::CONTROLLER_NAME,
+        setup: |ctx, _| Box::pin(kruise_manager::controllers::podreadiness::setup(ctx)),
+    },
+];
+
 /// Names accepted by `--controllers`.
-const KNOWN_CONTROLLERS: &[&str] = &["cloneset"];
+fn known_controllers() -> Vec<&'static str> {
+    CONTROLLERS.iter().map(|c| c.name).collect()
+}
 
 /// Whether controller `name` runs under `--controllers` (kube-controller-manager semantics:
 /// `*` enables every controller, `foo` enables foo, `-foo` disables foo; the last word wins
@@ -258,31 +298,33 @@ fn controller_enabled(spec: &[String], name: &str) -> bool {
 
 /// Rejects names in `--controllers` that are not controllers.
 fn validate_controllers(spec: &[String]) -> anyhow::Result<()> {
+    let known = known_controllers();
     for word in spec.iter().flat_map(|s| s.split(',')).map(str::trim) {
         let name = word.strip_prefix('-').unwrap_or(word);
-        if !(name == "*" || name.is_empty() || KNOWN_CONTROLLERS.contains(&name)) {
-            bail!(
-                "--controllers: {name:?} is not a known controller (known: {KNOWN_CONTROLLERS:?})"
-            );
+        if !(name == "*" || name.is_empty() || known.contains(&name)) {
+            bail!("--controllers: {name:?} is not a known controller (known: {known:?})");
         }
     }
     Ok(())
 }
 
-type ControllerFuture =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), runtime::Error>> + Send>>;
+/// Sets up every enabled controller: their informers start filling the shared cache at once
+/// (controller-runtime starts caches before leader election too), their workers only when the
+/// returned futures are run.
+fn setup_controllers(ctx: &Arc<Context>, flags: &ControllerFlags) -> Vec<ControllerFuture> {
+    CONTROLLERS
+        .iter()
+        .filter(|c| controller_enabled(&flags.controllers, c.name))
+        .map(|c| (c.setup)(ctx, flags))
+        .collect()
+}
 
-/// Runs every enabled controller until `ctx.shutdown` is cancelled: the single place
-/// controllers are wired in (each controller module exposes
-/// `run(ctx) -> Result<(), runtime::Error>`). Returns the first controller error.
-async fn run_controllers(ctx: Arc<Context>, opts: ControllerFlags) -> Result<(), runtime::Error> {
-    let mut controllers: Vec<ControllerFuture> = Vec::new();
-    if controller_enabled(&opts.controllers, "cloneset") {
-        controllers.push(Box::pin(kruise_manager::controllers::cloneset::run_with(
-            ctx.clone(),
-            opts.cloneset_scaling_exclude_preparing_delete,
-        )));
-    }
+/// Runs the set-up controllers until `ctx.shutdown` is cancelled. Returns the first controller
+/// error.
+async fn run_controllers(
+    ctx: Arc<Context>,
+    controllers: Vec<ControllerFuture>,
+) -> Result<(), runtime::Error> {
     if controllers.is_empty() {
         tracing::warn!("no controllers enabled; idling until shutdown");
         ctx.shutdown.cancelled().await;
@@ -332,6 +374,7 @@ async fn start_webhooks(
                 .gates
                 .enabled(kruise_manager::features::Feature::EnableExternalCerts),
         only_namespace: args.webhook_only_namespace.clone(),
+        name_suffix: args.webhook_configuration_suffix.clone(),
     };
     let addr: std::net::SocketAddr = format!("{}:{}", args.webhook_bind_address, args.webhook_port)
         .parse()
@@ -468,6 +511,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             cloneset_workers: args.cloneset_workers,
             expectation_timeout: args.expectation_timeout,
             namespace: args.namespace.clone().filter(|n| !n.is_empty()),
+            cache_sync_timeout: args.cache_sync_timeout,
         },
     );
     let ctx = Arc::new(Context { metrics, ..ctx });
@@ -487,6 +531,8 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.webhook_server {
         start_webhooks(&args, &ctx, servers_stop.clone()).await?;
     }
+    // Informers start now; /readyz fails until they have synced.
+    let controllers = setup_controllers(&ctx, &flags);
 
     let signal = tokio::spawn(shutdown_signal());
     tokio::pin!(signal);
@@ -532,7 +578,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             let _ = election.await;
             ExitCode::SUCCESS
         } else {
-            let mut controllers = tokio::spawn(run_controllers(ctx.clone(), flags));
+            let mut controllers = tokio::spawn(run_controllers(ctx.clone(), controllers));
             tokio::select! {
                 sig = &mut signal => {
                     tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutdown requested; finishing in-flight reconciles");
@@ -571,7 +617,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     } else {
         ctx.readiness.set_ready(true);
-        let mut controllers = tokio::spawn(run_controllers(ctx.clone(), flags));
+        let mut controllers = tokio::spawn(run_controllers(ctx.clone(), controllers));
         tokio::select! {
             sig = &mut signal => {
                 tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutdown requested; finishing in-flight reconciles");

@@ -1,19 +1,17 @@
-//! CloneSet end to end on the real testbed. Each test runs its own `kruise-manager` process
-//! restricted to the test's namespace (`--namespace`), so tests run in parallel and a test can
-//! kill and restart "its" manager.
+//! CloneSet end to end on the real testbed. Each test runs its own `kruise-manager` process as
+//! users run it — webhook server on, the pod webhook registered, default flags — restricted to
+//! the test's namespace (`kruise_e2e::manager`), so tests run in parallel and a test can kill and
+//! restart "its" manager.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kruise_api::apps::v1alpha1::CloneSet;
-use kruise_e2e::{
-    TestEnv, TestNamespace, install_crds, log_file, testbed_kubeconfig, wait_for, wait_for_list,
-    wait_for_object,
-};
+use kruise_e2e::manager::{ManagerProcess, ManagerSpec};
+use kruise_e2e::{TestEnv, TestNamespace, install_crds, wait_for, wait_for_list, wait_for_object};
 use kube::ResourceExt;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -21,50 +19,34 @@ use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A kruise-manager process watching one namespace; killed on drop.
+/// The test's kruise-manager, run as users run it (webhook server and pod webhook on, leader
+/// election on, default flags), isolated to the test's namespace ([`ManagerSpec`]). On drop the
+/// process is killed, then its webhook configurations are removed.
 struct Manager {
-    child: Child,
-    ns: String,
+    process: ManagerProcess,
+    spec: ManagerSpec,
 }
 
 impl Manager {
-    fn start(ns: &str) -> Self {
-        let (log, _) = log_file(&format!("{ns}-manager.log")).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_kruise-manager"))
-            .arg("--kubeconfig")
-            .arg(testbed_kubeconfig())
-            .args([
-                "--enable-leader-election=false",
-                "--namespace",
-                ns,
-                "--metrics-addr",
-                "127.0.0.1:0",
-                "--health-probe-addr",
-                "127.0.0.1:0",
-                "-v",
-                &std::env::var("KRUISE_E2E_MANAGER_V").unwrap_or_else(|_| "1".into()),
-            ])
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("start kruise-manager");
-        Manager {
-            child,
-            ns: ns.to_string(),
-        }
+    /// Starts the manager and waits for `/readyz` (caches synced, webhooks configured), so
+    /// that what the test creates next goes through the webhooks.
+    async fn start(ns: &str) -> Self {
+        let mut spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns);
+        let process = spec.start();
+        process.wait_ready(TIMEOUT).await.unwrap();
+        Manager { process, spec }
     }
 
     /// SIGKILL, as a crash would.
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.kill();
     }
-}
 
-impl Drop for Manager {
-    fn drop(&mut self) {
-        self.kill();
-        eprintln!("manager log: target/e2e-logs/{}-manager.log", self.ns);
+    /// A new process after [`kill`](Self::kill), ready.
+    async fn restart(&mut self) {
+        self.process.kill();
+        self.process = self.spec.start();
+        self.process.wait_ready(TIMEOUT).await.unwrap();
     }
 }
 
@@ -72,7 +54,7 @@ async fn setup(prefix: &str) -> (TestEnv, TestNamespace, Manager) {
     let env = TestEnv::connect().await.expect("testbed");
     install_crds(&env).await.expect("CRDs");
     let ns = env.namespace(prefix).await.unwrap();
-    let m = Manager::start(ns.name());
+    let m = Manager::start(ns.name()).await;
     (env, ns, m)
 }
 
@@ -674,7 +656,7 @@ async fn killing_the_manager_mid_rollout_converges_without_extra_pods() {
     .unwrap();
     m.kill();
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let _m2 = Manager::start(ns.name());
+    m.restart().await;
     wait_ready(&api, "web", 5).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     task.abort();

@@ -848,6 +848,7 @@ async fn external_certificates_are_used_and_never_rewritten() {
         renew_before: jiff::SignedDuration::ZERO,
         external_certs: true,
         only_namespace: Some(ns.name().to_owned()),
+        name_suffix: None,
     };
     let (m, v) = controller::configurations(&settings, &issued.ca_cert);
     let out = kubectl(

@@ -93,6 +93,26 @@ pub struct WebhookSettings {
     /// Restrict every webhook to namespaces with this `kubernetes.io/metadata.name` (for tests
     /// sharing a cluster); `None` applies OpenKruise's selectors.
     pub only_namespace: Option<String>,
+    /// Suffix `-<suffix>` appended to both configuration names, so managers of tests that run
+    /// at the same time each own their configurations; `None` uses OpenKruise's names.
+    pub name_suffix: Option<String>,
+}
+
+impl WebhookSettings {
+    /// Names of the mutating and validating configurations this manager maintains:
+    /// [`MUTATING_CONFIGURATION`] and [`VALIDATING_CONFIGURATION`], with `-<name_suffix>`.
+    pub fn configuration_names(&self) -> (String, String) {
+        match &self.name_suffix {
+            Some(sfx) => (
+                format!("{MUTATING_CONFIGURATION}-{sfx}"),
+                format!("{VALIDATING_CONFIGURATION}-{sfx}"),
+            ),
+            None => (
+                MUTATING_CONFIGURATION.to_owned(),
+                VALIDATING_CONFIGURATION.to_owned(),
+            ),
+        }
+    }
 }
 
 /// The mutating and validating configurations for the implemented webhooks, as OpenKruise
@@ -128,10 +148,11 @@ pub fn configurations(s: &WebhookSettings, ca_bundle_pem: &str) -> (Value, Value
             w
         };
     let kruise = "apps.kruise.io";
+    let (mutating_name, validating_name) = s.configuration_names();
     let mutating = json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": MUTATING_CONFIGURATION},
+        "metadata": {"name": mutating_name},
         "webhooks": [
             webhook("mpod.kb.io", paths::MUTATE_POD, "", &["v1"], &["CREATE"], "pods"),
             webhook("mcloneset.kb.io", paths::MUTATE_CLONESET, kruise, &["v1alpha1"], &["CREATE", "UPDATE"], "clonesets"),
@@ -141,7 +162,7 @@ pub fn configurations(s: &WebhookSettings, ca_bundle_pem: &str) -> (Value, Value
     let validating = json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": VALIDATING_CONFIGURATION},
+        "metadata": {"name": validating_name},
         "webhooks": [
             webhook("vcloneset.kb.io", paths::VALIDATE_CLONESET, kruise, &["v1alpha1"], &["CREATE", "UPDATE", "DELETE"], "clonesets"),
             webhook("vstatefulset.kb.io", paths::VALIDATE_STATEFULSET, kruise, &["v1alpha1", "v1beta1"], &["CREATE", "UPDATE", "DELETE"], "statefulsets"),
@@ -272,6 +293,7 @@ pub fn manifests() -> Vec<(String, String)> {
         renew_before: jiff::SignedDuration::ZERO,
         external_certs: false,
         only_namespace: None,
+        name_suffix: None,
     };
     let (mut m, mut v) = configurations(&s, "");
     for cfg in [&mut m, &mut v] {
@@ -394,16 +416,17 @@ pub async fn sync_once(
         // the certificates (e.g. cert-manager); only report a mismatch.
         let want = base64::engine::general_purpose::STANDARD.encode(bundle.ca_cert.as_bytes());
         let mut stale = Vec::new();
+        let (mutating_name, validating_name) = s.configuration_names();
         for (name, cfg) in [
             (
-                MUTATING_CONFIGURATION,
-                mapi.get_opt(MUTATING_CONFIGURATION)
+                mutating_name.as_str(),
+                mapi.get_opt(&mutating_name)
                     .await?
                     .map(|c| serde_json::to_value(c).unwrap_or_default()),
             ),
             (
-                VALIDATING_CONFIGURATION,
-                vapi.get_opt(VALIDATING_CONFIGURATION)
+                validating_name.as_str(),
+                vapi.get_opt(&validating_name)
                     .await?
                     .map(|c| serde_json::to_value(c).unwrap_or_default()),
             ),
@@ -444,8 +467,9 @@ pub async fn sync_once(
         return Ok(bundle);
     }
     let pp = PatchParams::apply("kruise-manager").force();
-    apply_configuration(&mapi, MUTATING_CONFIGURATION, &pp, &mutating).await?;
-    apply_configuration(&vapi, VALIDATING_CONFIGURATION, &pp, &validating).await?;
+    let (mutating_name, validating_name) = s.configuration_names();
+    apply_configuration(&mapi, &mutating_name, &pp, &mutating).await?;
+    apply_configuration(&vapi, &validating_name, &pp, &validating).await?;
     for crd in crds.list(&ListParams::default()).await? {
         let name = crd.name_any();
         let value =
@@ -529,6 +553,7 @@ mod tests {
             renew_before: jiff::SignedDuration::from_hours(24 * 180),
             external_certs: false,
             only_namespace: only.map(str::to_owned),
+            name_suffix: None,
         }
     }
 

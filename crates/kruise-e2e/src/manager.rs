@@ -1,0 +1,200 @@
+//! A `kruise-manager` process for e2e tests, run the way users run it: webhook server on, the
+//! pod webhook registered, default flags — only isolated so that tests can share the testbed.
+//!
+//! Isolation (every test that runs a manager gets its own namespace `ns`):
+//! * `--namespace ns`: the controllers watch only the test's namespace;
+//! * `--leader-election-namespace ns`: the Lease is per test (leader election stays on unless
+//!   a test passes `--enable-leader-election=false`);
+//! * `POD_NAMESPACE=ns`: the certificate Secret lives in the test's namespace;
+//! * `--webhook-only-namespace ns` and `--webhook-configuration-suffix ns`: the webhook
+//!   configurations are the test's own (`kruise-*-webhook-configuration-<ns>`) and apply to its
+//!   namespace only; they are deleted when the test's [`ManagerSpec`] is dropped (keep it for
+//!   the whole test; drop the processes first).
+//!
+//! The webhook server listens on 127.0.0.1 at a port chosen once per [`ManagerSpec`], so a
+//! restarted manager (same spec) serves at the same address.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::{Result, kubectl, log_file, testbed_kubeconfig, wait_for};
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// `GET path` over HTTP/1.0: `(status, body)`, or `None` if nothing answers within 10 s.
+pub async fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let get = async {
+        let mut s = tokio::net::TcpStream::connect(addr).await.ok()?;
+        s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+            .await
+            .ok()?;
+        let mut buf = String::new();
+        s.read_to_string(&mut buf).await.ok()?;
+        let status = buf.get(9..12)?.parse().ok()?;
+        let body = buf.split_once("\r\n\r\n")?.1.to_string();
+        Some((status, body))
+    };
+    tokio::time::timeout(Duration::from_secs(10), get)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// How to start the managers of one test.
+#[derive(Debug, Clone)]
+pub struct ManagerSpec {
+    binary: PathBuf,
+    ns: String,
+    webhooks: bool,
+    webhook_port: u16,
+    extra: Vec<String>,
+    started: usize,
+}
+
+impl ManagerSpec {
+    /// Managers of `binary` (pass `env!("CARGO_BIN_EXE_kruise-manager")`) for namespace `ns`,
+    /// with the webhook server on.
+    pub fn new(binary: impl AsRef<Path>, ns: &str) -> Self {
+        Self {
+            binary: binary.as_ref().to_owned(),
+            ns: ns.to_owned(),
+            webhooks: true,
+            webhook_port: free_port(),
+            extra: Vec::new(),
+            started: 0,
+        }
+    }
+
+    /// Extra flags.
+    pub fn args(mut self, extra: &[&str]) -> Self {
+        self.extra.extend(extra.iter().map(|s| s.to_string()));
+        self
+    }
+
+    /// Turns the webhook server off (the caller says why in its test).
+    pub fn without_webhooks(mut self) -> Self {
+        self.webhooks = false;
+        self
+    }
+
+    /// Starts one manager process. Its log goes to `target/e2e-logs/<ns>-manager-<n>.log`.
+    pub fn start(&mut self) -> ManagerProcess {
+        let metrics = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let health = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let (file, log) =
+            log_file(&format!("{}-manager-{}.log", self.ns, self.started)).expect("log file");
+        self.started += 1;
+        let mut cmd = Command::new(&self.binary);
+        cmd.arg("--kubeconfig")
+            .arg(testbed_kubeconfig())
+            .args(["--namespace", &self.ns])
+            .args(["--leader-election-namespace", &self.ns])
+            .arg("--metrics-addr")
+            .arg(metrics.to_string())
+            .arg("--health-probe-addr")
+            .arg(health.to_string())
+            .arg("-v")
+            .arg(std::env::var("KRUISE_E2E_MANAGER_V").unwrap_or_else(|_| "1".into()));
+        if self.webhooks {
+            cmd.env("POD_NAMESPACE", &self.ns)
+                .args(["--webhook-server", "--webhook-host", "127.0.0.1"])
+                .args(["--webhook-bind-address", "127.0.0.1"])
+                .args(["--webhook-port", &self.webhook_port.to_string()])
+                .args(["--webhook-only-namespace", &self.ns])
+                .args(["--webhook-configuration-suffix", &self.ns]);
+        }
+        let child = cmd
+            .args(&self.extra)
+            .stdout(Stdio::from(file.try_clone().expect("log file")))
+            .stderr(Stdio::from(file))
+            .spawn()
+            .expect("start kruise-manager");
+        ManagerProcess {
+            child: Some(child),
+            log,
+            metrics,
+            health,
+        }
+    }
+}
+
+/// A running manager; SIGKILLed on drop.
+#[derive(Debug)]
+pub struct ManagerProcess {
+    child: Option<Child>,
+    /// Its log file.
+    pub log: PathBuf,
+    /// Its metrics address.
+    pub metrics: SocketAddr,
+    /// Its health-probe address.
+    pub health: SocketAddr,
+}
+
+impl ManagerProcess {
+    /// SIGKILL, as a crash would; waits for the process to be gone. The webhook
+    /// configurations stay (as after a real crash).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Waits until `/readyz` answers 200: caches synced and, with webhooks, the certificate
+    /// and configurations in place.
+    pub async fn wait_ready(&self, timeout: Duration) -> Result<()> {
+        let health = self.health;
+        let log = self.log.display().to_string();
+        wait_for(
+            &format!("manager /readyz 200 (log {log})"),
+            timeout,
+            || async {
+                http_get(health, "/readyz")
+                    .await
+                    .filter(|(status, _)| *status == 200)
+            },
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The `/metrics` exposition, if the manager answers.
+    pub async fn metrics_text(&self) -> Option<String> {
+        let (status, body) = http_get(self.metrics, "/metrics").await?;
+        (status == 200).then_some(body)
+    }
+}
+
+impl Drop for ManagerProcess {
+    fn drop(&mut self) {
+        self.kill();
+        if std::thread::panicking() {
+            eprintln!("manager log: {}", self.log.display());
+        }
+    }
+}
+
+impl Drop for ManagerSpec {
+    fn drop(&mut self) {
+        if !self.webhooks || self.started == 0 {
+            return;
+        }
+        for (kind, which) in [
+            ("mutatingwebhookconfiguration", "mutating"),
+            ("validatingwebhookconfiguration", "validating"),
+        ] {
+            let name = format!("kruise-{which}-webhook-configuration-{}", self.ns);
+            let _ = kubectl(&["delete", kind, &name, "--ignore-not-found"], None);
+        }
+    }
+}
