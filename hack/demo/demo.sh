@@ -15,12 +15,22 @@ step() { printf '\n==> %s\n' "$*"; }
 die() { printf 'demo: ERROR: %s\n' "$*" >&2; exit 1; }
 
 stop_manager() {
+  local was_running=0
   if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
+    was_running=1
     kill -TERM "$(cat "$PIDFILE")"
     for _ in $(seq 1 50); do kill -0 "$(cat "$PIDFILE")" 2>/dev/null || break; sleep 0.2; done
     echo "kruise-manager stopped"
   fi
   rm -f "$PIDFILE"
+  # The demo's manager serves the webhooks, which fail closed: remove their configurations so
+  # that pod creation does not depend on a manager that is gone.
+  if [ "$was_running" = 1 ] && hack/testbed/testbed.sh status >/dev/null 2>&1; then
+    eval "$(hack/testbed/testbed.sh env)"
+    kubectl delete mutatingwebhookconfiguration kruise-mutating-webhook-configuration --ignore-not-found >/dev/null
+    kubectl delete validatingwebhookconfiguration kruise-validating-webhook-configuration --ignore-not-found >/dev/null
+    echo "webhook configurations removed"
+  fi
 }
 if [ "${1:-}" = stop ]; then stop_manager; exit 0; fi
 
@@ -39,7 +49,9 @@ cargo build -q -p kruise-manager
 stop_manager
 k create namespace kruise-system --dry-run=client -o yaml | k apply -f - >/dev/null
 mkdir -p "$(dirname "$PIDFILE")" "$(dirname "$LOG")"
-nohup "$root/target/debug/kruise-manager" --kubeconfig "$KUBECONFIG" \
+# As users run it: webhook server on (reached at https://127.0.0.1:9876 from the API server).
+POD_NAMESPACE=kruise-system nohup "$root/target/debug/kruise-manager" --kubeconfig "$KUBECONFIG" \
+  --webhook-server --webhook-host 127.0.0.1 \
   --metrics-addr 127.0.0.1:18080 --health-probe-addr 127.0.0.1:18000 >>"$LOG" 2>&1 &
 echo $! >"$PIDFILE"
 for i in $(seq 1 100); do

@@ -5,7 +5,9 @@
 //! * `--namespace ns`: the controllers watch only the test's namespace;
 //! * `--leader-election-namespace ns`: the Lease is per test (leader election stays on unless
 //!   a test passes `--enable-leader-election=false`);
-//! * `POD_NAMESPACE=ns`: the certificate Secret lives in the test's namespace;
+//! * `POD_NAMESPACE=kruise-system` (created if missing), as deployed: the certificate Secret is
+//!   shared by every test's manager, as by the replicas of one deployment, and the test's
+//!   namespace is not the manager's own (whose pods the pod webhook leaves alone);
 //! * `--webhook-only-namespace ns` and `--webhook-configuration-suffix ns`: the webhook
 //!   configurations are the test's own (`kruise-*-webhook-configuration-<ns>`) and apply to its
 //!   namespace only; they are deleted when the test's [`ManagerSpec`] is dropped (keep it for
@@ -22,6 +24,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::{Result, kubectl, log_file, testbed_kubeconfig, wait_for};
+
+/// The manager's own namespace (`POD_NAMESPACE`), as OpenKruise installs it.
+pub const KRUISE_NAMESPACE: &str = "kruise-system";
 
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
@@ -65,6 +70,18 @@ impl ManagerSpec {
     /// Managers of `binary` (pass `env!("CARGO_BIN_EXE_kruise-manager")`) for namespace `ns`,
     /// with the webhook server on.
     pub fn new(binary: impl AsRef<Path>, ns: &str) -> Self {
+        let out = kubectl(
+            &["apply", "-f", "-"],
+            Some(&format!(
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {KRUISE_NAMESPACE}\n"
+            )),
+        )
+        .expect("kubectl");
+        assert!(
+            out.success,
+            "creating namespace {KRUISE_NAMESPACE}: {}",
+            out.stderr
+        );
         Self {
             binary: binary.as_ref().to_owned(),
             ns: ns.to_owned(),
@@ -106,7 +123,7 @@ impl ManagerSpec {
             .arg("-v")
             .arg(std::env::var("KRUISE_E2E_MANAGER_V").unwrap_or_else(|_| "1".into()));
         if self.webhooks {
-            cmd.env("POD_NAMESPACE", &self.ns)
+            cmd.env("POD_NAMESPACE", KRUISE_NAMESPACE)
                 .args(["--webhook-server", "--webhook-host", "127.0.0.1"])
                 .args(["--webhook-bind-address", "127.0.0.1"])
                 .args(["--webhook-port", &self.webhook_port.to_string()])

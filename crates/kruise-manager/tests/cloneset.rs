@@ -31,7 +31,10 @@ impl Manager {
     /// Starts the manager and waits for `/readyz` (caches synced, webhooks configured), so
     /// that what the test creates next goes through the webhooks.
     async fn start(ns: &str) -> Self {
-        let mut spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns);
+        Self::start_spec(ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns)).await
+    }
+
+    async fn start_spec(mut spec: ManagerSpec) -> Self {
         let process = spec.start();
         process.wait_ready(TIMEOUT).await.unwrap();
         Manager { process, spec }
@@ -463,7 +466,16 @@ async fn non_in_place_change_recreates_pods_under_in_place_if_possible() {
 
 #[tokio::test]
 async fn in_place_only_refuses_a_non_in_place_change() {
-    let (_env, ns, _m) = setup("cs-inplaceonly").await;
+    // Webhooks off: the validating webhook denies such an update (see
+    // `in_place_only_non_image_change_is_denied_by_the_webhook`); this checks that the
+    // controller still refuses one that got past a webhook that was down.
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace("cs-inplaceonly").await.unwrap();
+    let _m = Manager::start_spec(
+        ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).without_webhooks(),
+    )
+    .await;
     let api = ns.api::<CloneSet>();
     let cs = cloneset("web", 2, json!({"updateStrategy": {"type": "InPlaceOnly"}}));
     api.create(&PostParams::default(), &cs).await.unwrap();
@@ -495,6 +507,43 @@ async fn in_place_only_refuses_a_non_in_place_change() {
         .filter_map(|p| p.metadata.uid.clone())
         .collect();
     assert_eq!(now, uids, "no pod may be recreated under InPlaceOnly");
+}
+
+#[tokio::test]
+async fn in_place_only_non_image_change_is_denied_by_the_webhook() {
+    let (_env, ns, _m) = setup("cs-inplaceonly-wh").await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset("web", 1, json!({"updateStrategy": {"type": "InPlaceOnly"}}));
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    let err = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "main", "image": "nginx:1.25", "env": [{"name": "MODE", "value": "b"}]}]}}}})),
+        )
+        .await
+        .expect_err("denied");
+    match err {
+        kube::Error::Api(e) => {
+            assert_eq!(e.code, 422, "{e:?}");
+            assert!(
+                e.message.contains("vcloneset.kb.io")
+                    && e.message
+                        .contains("spec: Forbidden: only allowed to update images"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // An image change is allowed.
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -628,6 +677,224 @@ async fn pre_delete_hook_blocks_deletion_until_the_label_is_removed() {
     .await
     .unwrap();
     wait_ready(&api, "web", 1).await;
+}
+
+fn kruise_pod_ready(p: &Pod) -> Option<(String, String)> {
+    p.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "KruisePodReady")
+        .map(|c| (c.status.clone(), c.message.clone().unwrap_or_default()))
+}
+
+fn has_gate(p: &Pod, gate: &str) -> bool {
+    p.spec
+        .as_ref()
+        .and_then(|s| s.readiness_gates.as_ref())
+        .is_some_and(|g| g.iter().any(|g| g.condition_type == gate))
+}
+
+fn lifecycle_state(p: &Pod) -> Option<&str> {
+    p.labels()
+        .get("lifecycle.apps.kruise.io/state")
+        .map(String::as_str)
+}
+
+/// The pod webhook gives Kruise-owned pods the `KruisePodReady` readiness gate; the pod-readiness
+/// controller makes it `True` so the pods become Ready; a hook with `markPodNotReady` holds a pod
+/// NotReady (its key in the condition's message) for as long as the hook holds it — preDelete
+/// on scale-in, inPlaceUpdate during an update.
+#[tokio::test]
+async fn kruise_pod_ready_gate_follows_not_ready_keys_of_hooks() {
+    let (_env, ns, _m) = setup("cs-podready").await;
+    let api = ns.api::<CloneSet>();
+    let pods = ns.api::<Pod>();
+    let cs = cloneset(
+        "web",
+        2,
+        json!({
+            "template": {"metadata": {"labels": {"app": "web", "example.com/hold": "true"}}},
+            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1},
+            "lifecycle": {
+                "preDelete": {"labelsHandler": {"example.com/hold": "true"}, "markPodNotReady": true},
+                "inPlaceUpdate": {"labelsHandler": {"example.com/hold": "true"}, "markPodNotReady": true},
+            },
+        }),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 2).await;
+    for p in pods_of(&ns, "web").await {
+        assert!(
+            has_gate(&p, "KruisePodReady"),
+            "gate injected: {:?}",
+            p.spec
+        );
+        assert_eq!(
+            kruise_pod_ready(&p).map(|c| c.0).as_deref(),
+            Some("True"),
+            "KruisePodReady set by the pod-readiness controller"
+        );
+        assert_eq!(condition(&p, "Ready").as_deref(), Some("True"));
+    }
+
+    // preDelete: scale in; the held pod is NotReady with the PreDelete key while it waits.
+    patch_spec(&api, "web", json!({"replicas": 1})).await;
+    let held = wait_for(
+        "a pod held NotReady in PreparingDelete",
+        TIMEOUT,
+        || async {
+            pods_of(&ns, "web").await.into_iter().find(|p| {
+                lifecycle_state(p) == Some("PreparingDelete")
+                    && kruise_pod_ready(p)
+                        .is_some_and(|(s, m)| s == "False" && m.contains("preDeleteHook"))
+                    && condition(p, "Ready").as_deref() == Some("False")
+            })
+        },
+    )
+    .await
+    .unwrap();
+    pods.patch(
+        &held.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"example.com/hold": null}}})),
+    )
+    .await
+    .unwrap();
+    wait_ready(&api, "web", 1).await;
+
+    // inPlaceUpdate: the hook holds the pod in PreparingUpdate, NotReady with its key.
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    let updating = wait_for(
+        "a pod held NotReady in PreparingUpdate",
+        TIMEOUT,
+        || async {
+            pods_of(&ns, "web").await.into_iter().find(|p| {
+                lifecycle_state(p) == Some("PreparingUpdate")
+                    && kruise_pod_ready(p)
+                        .is_some_and(|(s, m)| s == "False" && m.contains("preUpdateHook"))
+                    && condition(p, "Ready").as_deref() == Some("False")
+            })
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(image_of(&updating), "nginx:1.25", "held before the update");
+    pods.patch(
+        &updating.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"example.com/hold": null}}})),
+    )
+    .await
+    .unwrap();
+    // Released: updated in place (same pod), Ready again with KruisePodReady True.
+    let done = wait_for("the pod updated in place and Ready", TIMEOUT, || async {
+        let p = pods.get(&updating.name_any()).await.ok()?;
+        (image_of(&p) == "nginx:1.26"
+            && kruise_pod_ready(&p).is_some_and(|(s, _)| s == "True")
+            && condition(&p, "Ready").as_deref() == Some("True"))
+        .then_some(p)
+    })
+    .await
+    .unwrap();
+    assert_eq!(done.metadata.uid, updating.metadata.uid, "in place");
+}
+
+/// With `PreDownloadImageForInPlaceUpdate`, an in-place update creates one ImagePullJob per
+/// changed image for the pods still to update (OpenKruise's "pre-download for new image"), marks
+/// the revision, and deletes the job once the CloneSet is on one revision again.
+#[tokio::test]
+async fn pre_download_creates_an_image_pull_job_for_the_new_image() {
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    use kruise_api::apps::v1beta1::ImagePullJob;
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace("cs-predownload").await.unwrap();
+    let _m = Manager::start_spec(
+        ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name())
+            .args(&["--feature-gates", "PreDownloadImageForInPlaceUpdate=true"]),
+    )
+    .await;
+    let api = ns.api::<CloneSet>();
+    let cs = cloneset(
+        "web",
+        5,
+        json!({"updateStrategy": {"type": "InPlaceIfPossible", "partition": 5}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 5).await;
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({
+            "metadata": {"annotations": {"apps.kruise.io/image-predownload-parallelism": "2"}},
+            "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}},
+        })),
+    )
+    .await
+    .unwrap();
+    let jobs = ns.api::<ImagePullJob>();
+    let job =
+        wait_for("an ImagePullJob owned by the CloneSet", TIMEOUT, || async {
+            jobs.list(&ListParams::default())
+                .await
+                .ok()?
+                .items
+                .into_iter()
+                .find(|j| {
+                    j.metadata.owner_references.iter().flatten().any(|o| {
+                        o.controller == Some(true) && o.kind == "CloneSet" && o.name == "web"
+                    })
+                })
+        })
+        .await
+        .unwrap();
+    let cs = api.get("web").await.unwrap();
+    let update_rev = status_of(&cs).update_revision.unwrap_or_default();
+    assert_eq!(
+        job.metadata.name.as_deref(),
+        Some(format!("{update_rev}-main").as_str())
+    );
+    assert_eq!(job.spec.image, "nginx:1.26");
+    assert_eq!(
+        job.spec.image_pull_job_template.parallelism,
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(2))
+    );
+    let revs = ns.api::<ControllerRevision>();
+    let rev = revs.get(&update_rev).await.unwrap();
+    assert_eq!(
+        rev.labels()
+            .get("apps.kruise.io/pre-predownload-created")
+            .map(String::as_str),
+        Some("true")
+    );
+    assert_eq!(
+        jobs.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+
+    // Finish the update: one revision again, so the job goes.
+    patch_spec(&api, "web", json!({"updateStrategy": {"partition": 0}})).await;
+    wait_ready(&api, "web", 5).await;
+    wait_for("the ImagePullJob deleted", TIMEOUT, || async {
+        jobs.list(&ListParams::default())
+            .await
+            .ok()
+            .filter(|l| {
+                l.items
+                    .iter()
+                    .all(|j| j.metadata.deletion_timestamp.is_some())
+            })
+            .map(|_| ())
+    })
+    .await
+    .unwrap();
 }
 
 #[tokio::test]

@@ -366,9 +366,11 @@ impl Manager {
             .arg(format!("--leader-election-id={lease}"))
             .arg(format!("--metrics-addr={metrics}"))
             .arg(format!("--health-probe-addr={health}"))
-            // Workload controllers stay off: other suites drive their own controllers on the
-            // shared testbed, and these tests are about the platform.
-            .arg("--controllers=-cloneset")
+            // Controllers stay off: other suites drive their own controllers on the shared
+            // testbed, and these tests are about the platform (leader election, endpoints,
+            // signals). The webhook server stays off for the same reason: its configurations
+            // are cluster-wide and these managers run cluster-wide side by side.
+            .arg("--controllers=-cloneset,-podreadiness")
             .args(extra)
             .env_remove("RUST_LOG")
             .stdout(Stdio::null())

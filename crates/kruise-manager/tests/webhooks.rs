@@ -440,23 +440,78 @@ fn asts(name: &str, version: &str, extra_spec: Value) -> DynamicObject {
     serde_json::from_value(v).unwrap()
 }
 
+/// Runs, verbatim, the one `kubectl apply` command of README.md that contains `needle` (from a
+/// code block or inline code; a trailing `# comment` dropped), in the repository root with the
+/// testbed's kubectl and kubeconfig, and fails the test if it fails.
+fn run_readme_command(needle: &str) {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let mut found: Vec<String> = Vec::new();
+    for line in readme.lines() {
+        let candidates: Vec<&str> = if line.trim_start().starts_with("kubectl ") {
+            vec![line.trim()]
+        } else {
+            line.split('`').skip(1).step_by(2).collect()
+        };
+        for c in candidates {
+            let c = c.split(" #").next().unwrap_or(c).trim();
+            if c.starts_with("kubectl apply") && c.contains(needle) && !found.iter().any(|f| f == c)
+            {
+                found.push(c.to_owned());
+            }
+        }
+    }
+    assert_eq!(
+        found.len(),
+        1,
+        "README commands containing {needle:?}: {found:?}"
+    );
+    let kubectl = kruise_e2e::kubectl_path().unwrap();
+    let path = format!(
+        "{}:{}",
+        kubectl.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &found[0]])
+        .current_dir(repo_root())
+        .env("PATH", path)
+        .env("KUBECONFIG", testbed_kubeconfig())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "README command `{}` failed: {}{}",
+        found[0],
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn advanced_statefulset_converts_between_v1alpha1_and_v1beta1_without_loss() {
     let f = setup("wh-convert").await;
     let ns = f.ns.name();
-    // Turn the conversion webhook on exactly as the install manifests do; the manager then
-    // points it at itself with its caBundle.
-    let patch = std::fs::read_to_string(
-        repo_root().join("config/webhook/crd-conversion/webhook_in_statefulsets.yaml"),
-    )
-    .unwrap();
-    let out = kubectl(
-        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
-        Some(&patch),
-    )
-    .unwrap();
-    assert!(out.success, "{}", out.stderr);
+    // Install exactly as the README says, verbatim: the CRDs (`kubectl apply --server-side -f
+    // config/crd/bases`), then the conversion webhook on. The CRDs with a conversion webhook are
+    // deleted first so that the README's install owns them alone (as on a fresh cluster, where
+    // a conversion patch applied by the same field manager would drop the rest of the CRD).
     let crds: Api<CustomResourceDefinition> = Api::all(f.env.client.clone());
+    for name in [
+        ASTS_CRD,
+        "daemonsets.apps.kruise.io",
+        "sidecarsets.apps.kruise.io",
+    ] {
+        let out = kubectl(
+            &["delete", "crd", name, "--ignore-not-found", "--wait=true"],
+            None,
+        )
+        .unwrap();
+        assert!(out.success, "{}", out.stderr);
+    }
+    run_readme_command("kubectl apply --server-side -f config/crd/bases");
+    install_crds(&f.env).await.expect("CRDs Established");
+    // The manager then points the conversion webhook at itself with its caBundle.
+    run_readme_command("config/webhook/crd-conversion/");
     let want_url = format!("https://127.0.0.1:{}/convert", f.port);
     wait_for(
         "the StatefulSet CRD to point at the manager's /convert",
@@ -901,4 +956,55 @@ async fn external_certificates_are_used_and_never_rewritten() {
         "configuration rewritten"
     );
     drop(manager);
+}
+
+/// A conversion webhook left on by an earlier run (a stopped manager's `/convert`) makes every
+/// request for that kind fail; the e2e CRD install turns it off again, so no test depends on
+/// what a previous run or experiment left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crd_install_resets_a_conversion_webhook_left_behind() {
+    let _serial = SERIAL.lock().await;
+    let _guard = ClusterGuard;
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace("wh-leftover").await.unwrap();
+    let dead = format!("https://127.0.0.1:{}/convert", free_port());
+    let patch = json!({"spec": {"conversion": {"strategy": "Webhook", "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": dead}}}}});
+    let crds: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+    crds.patch(ASTS_CRD, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let a1 = asts_api(&env, ns.name(), "v1alpha1");
+    let pp = PostParams::default();
+    // The dead endpoint breaks the kind (v1alpha1 objects are stored as v1beta1).
+    let broken = wait_for("requests to fail on the dead /convert", TIMEOUT, || async {
+        a1.create(&pp, &asts("probe", "v1alpha1", json!({})))
+            .await
+            .err()
+    })
+    .await;
+    assert!(
+        broken.is_ok(),
+        "the leftover conversion webhook did not break the kind"
+    );
+
+    install_crds(&env).await.expect("CRDs");
+    let crd = crds.get(ASTS_CRD).await.unwrap();
+    assert_eq!(
+        crd.spec.conversion.map(|c| c.strategy).as_deref(),
+        Some("None")
+    );
+    wait_for(
+        "a v1alpha1 StatefulSet to be accepted again",
+        TIMEOUT,
+        || async {
+            a1.create(&pp, &asts("after-reset", "v1alpha1", json!({})))
+                .await
+                .ok()
+        },
+    )
+    .await
+    .unwrap();
 }

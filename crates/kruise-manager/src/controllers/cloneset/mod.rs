@@ -17,6 +17,7 @@
 
 pub mod plan;
 pub mod pods;
+pub mod predownload;
 pub mod status;
 mod sync;
 
@@ -27,6 +28,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1alpha1::CloneSet;
+use kruise_api::apps::v1beta1::ImagePullJob;
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -75,6 +77,9 @@ pub struct State {
     pub resource_versions: ResourceVersionExpectations,
     /// Value of `--cloneset-scaling-exclude-preparing-delete`.
     pub exclude_preparing_delete: bool,
+    /// ImagePullJobs (`apps.kruise.io/v1beta1`), read only with the
+    /// `PreDownloadImageForInPlaceUpdate` gate (to delete a CloneSet's jobs after its update).
+    pub image_pull_jobs: Option<Store<ImagePullJob>>,
 }
 
 /// The CloneSet controlling `obj` (controller owner reference of kind CloneSet), if any.
@@ -158,12 +163,20 @@ pub fn setup(
     let pods = ctx.cache.informer::<Pod>();
     let pvcs = ctx.cache.informer::<PersistentVolumeClaim>();
     let revisions = ctx.cache.informer::<ControllerRevision>();
-    let caches = vec![
+    let mut caches = vec![
         clonesets.synced(),
         pods.synced(),
         pvcs.synced(),
         revisions.synced(),
     ];
+    let image_pull_jobs = ctx
+        .gates
+        .enabled(crate::features::Feature::PreDownloadImageForInPlaceUpdate)
+        .then(|| {
+            let jobs = ctx.cache.informer::<ImagePullJob>();
+            caches.push(jobs.synced());
+            jobs.store().clone()
+        });
     let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
     let observers = futures::future::join3(
         observe_owned(&pods, scale.clone(), rvs.clone(), triggers.clone()),
@@ -185,6 +198,7 @@ pub fn setup(
         scale,
         resource_versions: rvs,
         exclude_preparing_delete,
+        image_pull_jobs,
     };
     let controller =
         Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone())

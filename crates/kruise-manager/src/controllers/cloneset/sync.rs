@@ -9,15 +9,16 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1alpha1::{CloneSet, CloneSetStatus, update_strategy_type};
+use kruise_api::apps::v1beta1::ImagePullJob;
 use kruise_api::keys;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::controller::Action;
 use serde_json::json;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use super::plan::{self, Diffs, PodFacts, UpdateFacts};
-use super::{Error, State, pods, status};
+use super::{Error, State, pods, predownload, status};
 use crate::events;
 use crate::expectations::ScaleAction;
 use crate::features::Feature;
@@ -125,6 +126,10 @@ pub(super) async fn sync(
         .map(|r| (**r).clone())
         .unwrap_or_else(|| update_rev.clone());
     let current_name = current_rev.metadata.name.clone().unwrap_or_default();
+
+    if ctx.gates.enabled(Feature::PreDownloadImageForInPlaceUpdate) {
+        pre_download(cs, ctx, state, &current_rev, &update_rev).await;
+    }
 
     let replicas = cs.spec.replicas.unwrap_or(1);
     let strategy = cs.spec.update_strategy.clone().unwrap_or_default();
@@ -297,6 +302,96 @@ async fn ensure_update_revision(
                 candidate = build(collision)?;
             }
             Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Image pre-download
+
+/// The pre-download step of one sync (see [`predownload`]); like OpenKruise, its failures are
+/// logged (and reported as Events) but do not fail the sync.
+async fn pre_download(
+    cs: &CloneSet,
+    ctx: &Context,
+    state: &State,
+    current: &ControllerRevision,
+    update: &ControllerRevision,
+) {
+    let ns = cs.namespace().unwrap_or_default();
+    let jobs_api: Api<ImagePullJob> = Api::namespaced(ctx.client.clone(), &ns);
+    let update_name = update.name_any();
+    if current.name_any() == update_name {
+        // One revision again: the CloneSet's jobs are done with.
+        let uid = cs.metadata.uid.as_deref().unwrap_or_default();
+        let Some(store) = &state.image_pull_jobs else {
+            return;
+        };
+        for job in store.state().iter().filter(|j| {
+            j.metadata.namespace.as_deref() == Some(ns.as_str()) && is_owned_by(&j.metadata, uid)
+        }) {
+            let name = job.name_any();
+            info!(cloneset = %cs.name_any(), job = %name, "deleting ImagePullJob of the finished update");
+            if let Err(e) = jobs_api.delete(&name, &DeleteParams::default()).await {
+                warn!(cloneset = %cs.name_any(), job = %name, error = %e, "failed to delete ImagePullJob");
+            }
+        }
+        return;
+    }
+    if !predownload::min_updated_ready_reached(cs, &update_name) {
+        return;
+    }
+    let in_place = inplace_spec(cs, ctx, current, update).is_some();
+    let label = match predownload::decide(cs, current, update, in_place) {
+        predownload::Decision::Done => return,
+        predownload::Decision::Ignore(reason) => {
+            debug!(cloneset = %cs.name_any(), revision = %update_name, reason, "skipped creating ImagePullJobs");
+            keys::IMAGE_PRE_DOWNLOAD_IGNORED
+        }
+        predownload::Decision::Create(jobs) => {
+            let cs_ref = events::object_ref(cs);
+            for job in jobs {
+                let name = job.name_any();
+                let image = job.spec.image.clone();
+                match jobs_api.create(&PostParams::default(), &job).await {
+                    Ok(_) => {
+                        ctx.recorder
+                            .normal(
+                                &cs_ref,
+                                "CreatedImagePullJob",
+                                &format!("created ImagePullJob {name} for image: {image}"),
+                            )
+                            .await;
+                    }
+                    Err(kube::Error::Api(e)) if e.code == 409 => {}
+                    Err(e) => {
+                        warn!(cloneset = %cs.name_any(), job = %name, error = %e, "failed to create ImagePullJob");
+                        ctx.recorder
+                            .normal(
+                                &cs_ref,
+                                "FailedCreateImagePullJob",
+                                &format!("failed to create ImagePullJob {name}: {e}"),
+                            )
+                            .await;
+                    }
+                }
+            }
+            keys::IMAGE_PRE_DOWNLOAD_CREATED
+        }
+    };
+    let revs: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
+    let patch = json!({"metadata": {"labels": {label: "true"}}});
+    match revs
+        .patch(
+            &update_name,
+            &PatchParams::default(),
+            &Patch::Strategic(patch),
+        )
+        .await
+    {
+        Ok(written) => state.resource_versions.expect_object(&written.metadata),
+        Err(e) => {
+            warn!(cloneset = %cs.name_any(), revision = %update_name, error = %e, "failed to label the revision")
         }
     }
 }
