@@ -22,13 +22,15 @@ testbed-status: ## show testbed processes, memory and nodes
 testbed-build: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 	hack/testbed/build.sh
 
-crds: ## regenerate config/crd/bases and config/webhook from the Rust code
+crds: ## regenerate config/crd/bases, config/webhook and config/rbac from the Rust code
 	cargo run -q -p kruise-api --bin kruise-crdgen -- config/crd/bases
 	cargo run -q -p kruise-manager --bin kruise-webhookgen -- config/webhook
+	cargo run -q -p kruise-manager --bin kruise-rbacgen -- config/rbac
 
-crds-check: ## fail if config/crd/bases or config/webhook is stale
+crds-check: ## fail if config/crd/bases, config/webhook or config/rbac is stale
 	cargo run -q -p kruise-api --bin kruise-crdgen -- --check
 	cargo run -q -p kruise-manager --bin kruise-webhookgen -- --check
+	cargo run -q -p kruise-manager --bin kruise-rbacgen -- --check
 
 fmt: ## format the Rust code
 	cargo fmt --all

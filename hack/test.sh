@@ -26,9 +26,10 @@ trap cleanup EXIT
 step "cargo fmt --check"
 cargo fmt --all --check
 
-step "generated manifests are up to date (config/crd/bases, config/webhook)"
+step "generated manifests are up to date (config/crd/bases, config/webhook, config/rbac)"
 cargo run -q -p kruise-api --bin kruise-crdgen -- --check
 cargo run -q -p kruise-manager --bin kruise-webhookgen -- --check
+cargo run -q -p kruise-manager --bin kruise-rbacgen -- --check
 
 step "cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -q -- -D warnings

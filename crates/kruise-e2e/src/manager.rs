@@ -64,6 +64,7 @@ pub struct ManagerSpec {
     webhook_port: u16,
     extra: Vec<String>,
     started: usize,
+    kubeconfig: Option<PathBuf>,
 }
 
 impl ManagerSpec {
@@ -89,12 +90,19 @@ impl ManagerSpec {
             webhook_port: free_port(),
             extra: Vec::new(),
             started: 0,
+            kubeconfig: None,
         }
     }
 
     /// Extra flags.
     pub fn args(mut self, extra: &[&str]) -> Self {
         self.extra.extend(extra.iter().map(|s| s.to_string()));
+        self
+    }
+
+    /// Connects with this kubeconfig instead of the testbed's admin one.
+    pub fn kubeconfig(mut self, path: impl AsRef<Path>) -> Self {
+        self.kubeconfig = Some(path.as_ref().to_owned());
         self
     }
 
@@ -113,7 +121,7 @@ impl ManagerSpec {
         self.started += 1;
         let mut cmd = Command::new(&self.binary);
         cmd.arg("--kubeconfig")
-            .arg(testbed_kubeconfig())
+            .arg(self.kubeconfig.clone().unwrap_or_else(testbed_kubeconfig))
             .args(["--namespace", &self.ns])
             .args(["--leader-election-namespace", &self.ns])
             .arg("--metrics-addr")

@@ -252,33 +252,7 @@ async fn make_client(
         .build())
 }
 
-type ControllerFuture =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), runtime::Error>> + Send>>;
-
-/// One controller of this manager: its `--controllers` name and its set-up function, which
-/// starts the informers it reads (now, before leadership is won) and returns the future that
-/// runs it once this replica leads.
-struct ControllerEntry {
-    name: &'static str,
-    setup: fn(&Arc<Context>, &ControllerFlags) -> ControllerFuture,
-}
-
-/// The controller registry: the single place a controller is wired in.
-const CONTROLLERS: &[ControllerEntry] = &[
-    ControllerEntry {
-        name: kruise_manager::controllers::cloneset::CONTROLLER_NAME,
-        setup: |ctx, flags| {
-            Box::pin(kruise_manager::controllers::cloneset::setup(
-                ctx,
-                flags.cloneset_scaling_exclude_preparing_delete,
-            ))
-        },
-    },
-    ControllerEntry {
-        name: kruise_manager::controllers::podreadiness::CONTROLLER_NAME,
-        setup: |ctx, _| Box::pin(kruise_manager::controllers::podreadiness::setup(ctx)),
-    },
-];
+use kruise_manager::controllers::{ControllerFlags, ControllerFuture, REGISTRY as CONTROLLERS};
 
 /// Names accepted by `--controllers`.
 fn known_controllers() -> Vec<&'static str> {
@@ -331,13 +305,6 @@ async fn run_controllers(
         return Ok(());
     }
     futures::future::try_join_all(controllers).await.map(|_| ())
-}
-
-/// Controller-specific flags that are not part of [`ControllerConfig`].
-#[derive(Debug, Clone)]
-struct ControllerFlags {
-    controllers: Vec<String>,
-    cloneset_scaling_exclude_preparing_delete: bool,
 }
 
 /// Starts the admission webhook server and its certificate/configuration controller (every

@@ -631,7 +631,8 @@ async fn restart_three_times_keeps_the_same_1000_pods() {
     let pods = ns.api::<Pod>();
     // Default flags (leader election on), only isolated to this test's namespace.
     let mut managers = Managers::new(&ns, &[]);
-    managers.start();
+    // Ready first: what the test creates must go through the webhooks.
+    managers.start().wait_ready().await;
     cs_api
         .create(&PostParams::default(), &cloneset(NAME, PODS, json!({})))
         .await
@@ -711,7 +712,8 @@ async fn chaos_kill_every_5s_during_inplace_rollout() {
     let pods = ns.api::<Pod>();
     // A restart every 5 s could never re-acquire a Lease held by the killed process.
     let mut managers = Managers::new(&ns, &["--enable-leader-election=false"]);
-    managers.start();
+    // Ready first: what the test creates must go through the webhooks.
+    managers.start().wait_ready().await;
     cs_api
         .create(
             &PostParams::default(),
@@ -862,7 +864,8 @@ async fn surplus_pods_are_scaled_in_in_openkruise_order() {
     let cs_api = ns.api::<CloneSet>();
     let pods = ns.api::<Pod>();
     let mut managers = Managers::new(&ns, &[]);
-    managers.start();
+    // Ready first: what the test creates must go through the webhooks.
+    managers.start().wait_ready().await;
     cs_api
         .create(&PostParams::default(), &cloneset(NAME, PODS, json!({})))
         .await
@@ -1083,7 +1086,8 @@ async fn restarts_keep_the_same_pvcs_and_revisions() {
     let pvc_api = ns.api::<PersistentVolumeClaim>();
     let rev_api = ns.api::<ControllerRevision>();
     let mut managers = Managers::new(&ns, &["--enable-leader-election=false"]);
-    managers.start();
+    // Ready first: what the test creates must go through the webhooks.
+    managers.start().wait_ready().await;
     let vct = json!({"volumeClaimTemplates": [{"metadata": {"name": "data"},
         "spec": {"accessModes": ["ReadWriteOnce"],
                  "resources": {"requests": {"storage": "1Gi"}}}}]});

@@ -21,43 +21,19 @@ fn main() -> ExitCode {
             other => dir = PathBuf::from(other),
         }
     }
-    let files = kruise_manager::webhooks::controller::manifests();
-    let mut stale = Vec::new();
-    for (name, yaml) in &files {
-        let path = dir.join(name);
-        if check {
-            if std::fs::read_to_string(&path).ok().as_deref() != Some(yaml.as_str()) {
-                stale.push(path);
-            }
-            continue;
+    match kruise_manager::manifests::write_or_check(
+        "kruise-webhookgen",
+        &dir,
+        &kruise_manager::webhooks::controller::manifests(),
+        check,
+    ) {
+        Ok(msg) => {
+            eprintln!("{msg}");
+            ExitCode::SUCCESS
         }
-        if let Some(parent) = path.parent()
-            && let Err(e) = std::fs::create_dir_all(parent)
-        {
-            eprintln!("kruise-webhookgen: cannot create {}: {e}", parent.display());
-            return ExitCode::FAILURE;
-        }
-        if let Err(e) = std::fs::write(&path, yaml) {
-            eprintln!("kruise-webhookgen: cannot write {}: {e}", path.display());
-            return ExitCode::FAILURE;
+        Err(msg) => {
+            eprintln!("{msg}");
+            ExitCode::FAILURE
         }
     }
-    if check && !stale.is_empty() {
-        eprintln!("kruise-webhookgen: webhook manifests are stale; run `make crds` and commit:");
-        for f in &stale {
-            eprintln!("  {}", f.display());
-        }
-        return ExitCode::FAILURE;
-    }
-    let verb = if check {
-        "are up to date in"
-    } else {
-        "written to"
-    };
-    eprintln!(
-        "kruise-webhookgen: {} webhook manifests {verb} {}",
-        files.len(),
-        dir.display()
-    );
-    ExitCode::SUCCESS
 }

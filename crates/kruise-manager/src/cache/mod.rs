@@ -7,6 +7,8 @@
 //!   [`SharedCache::cluster_informer`] (cluster-scoped kinds) return the same [`Informer`] to
 //!   every caller; the first call starts its reflector (list + watch, `resourceVersion=0`
 //!   lists from the API server's watch cache, client-go's default backoff on errors).
+//! * **Indexed by owner.** [`Informer::owned_by`] answers "the objects this controller owns"
+//!   from an index on the controller owner reference's UID, without scanning the store.
 //! * **Slim objects.** `metadata.managedFields` is dropped before an object is stored: no
 //!   controller reads it, and it is often the largest part of a pod.
 //! * **Sync state per informer.** Every informer has a [`CacheSync`] handle that turns true when
@@ -26,7 +28,7 @@
 //! cluster; cluster-scoped kinds are always watched cluster-wide.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -139,6 +141,19 @@ struct InformerInner<K: Cached> {
     store: Store<K>,
     synced: CacheSync,
     subscribers: Mutex<Vec<UnboundedSender<CacheEvent<K>>>>,
+    /// Objects by the UID of their controller owner reference (`controller: true`).
+    by_owner: Mutex<HashMap<String, HashSet<ObjectRef<K>>>>,
+}
+
+/// UID of the controller owner reference of `meta`, if any.
+fn controller_uid(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<&str> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.uid.as_str())
 }
 
 /// One shared reflector: its store, its sync state and its event fan-out. Cheap to clone.
@@ -168,6 +183,51 @@ impl<K: Cached> Informer<K> {
     /// Name of the cache (the resource's plural).
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The cached objects whose controller owner reference has `uid` (index lookup, no scan
+    /// of the store; controller-runtime's owner index).
+    pub fn owned_by(&self, uid: &str) -> Vec<Arc<K>> {
+        let refs: Vec<ObjectRef<K>> = lock(&self.inner.by_owner)
+            .get(uid)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default();
+        refs.iter()
+            .filter_map(|r| self.inner.store.get(r))
+            .collect()
+    }
+
+    fn index_remove(&self, obj: &K) {
+        if let Some(uid) = controller_uid(obj.meta()) {
+            let mut idx = lock(&self.inner.by_owner);
+            if let Some(set) = idx.get_mut(uid) {
+                set.remove(&ObjectRef::from_obj(obj));
+                if set.is_empty() {
+                    idx.remove(uid);
+                }
+            }
+        }
+    }
+
+    fn index_add(&self, obj: &K) {
+        if let Some(uid) = controller_uid(obj.meta()) {
+            lock(&self.inner.by_owner)
+                .entry(uid.to_owned())
+                .or_default()
+                .insert(ObjectRef::from_obj(obj));
+        }
+    }
+
+    fn index_rebuild(&self) {
+        let mut idx: HashMap<String, HashSet<ObjectRef<K>>> = HashMap::new();
+        for obj in self.inner.store.state() {
+            if let Some(uid) = controller_uid(obj.meta()) {
+                idx.entry(uid.to_owned())
+                    .or_default()
+                    .insert(ObjectRef::from_obj(obj.as_ref()));
+            }
+        }
+        *lock(&self.inner.by_owner) = idx;
     }
 
     /// Every change from now on, in order, after the store shows it. The channel is
@@ -305,6 +365,7 @@ impl SharedCache {
                 store: writer.as_reader(),
                 synced: CacheSync::new(&name, rx),
                 subscribers: Mutex::new(Vec::new()),
+                by_owner: Mutex::new(HashMap::new()),
             }),
         };
         map.insert(TypeId::of::<K>(), Arc::new(informer.clone()));
@@ -378,6 +439,7 @@ async fn drive<K: Cached>(
                     .map(|o| (ObjectRef::from_obj(o.as_ref()), o))
                     .collect();
                 writer.apply_watcher_event(&watcher::Event::InitDone);
+                informer.index_rebuild();
                 let after = informer.store().state();
                 let mut seen = std::collections::HashSet::with_capacity(after.len());
                 for obj in after {
@@ -405,12 +467,20 @@ async fn drive<K: Cached>(
             }
             watcher::Event::Apply(o) => {
                 let key = ObjectRef::from_obj(&o);
+                if let Some(old) = informer.store().get(&key) {
+                    informer.index_remove(&old);
+                }
+                informer.index_add(&o);
                 writer.apply_watcher_event(&watcher::Event::Apply(o));
                 if let Some(stored) = informer.store().get(&key) {
                     informer.publish(CacheEvent::Apply(stored));
                 }
             }
             watcher::Event::Delete(o) => {
+                if let Some(old) = informer.store().get(&ObjectRef::from_obj(&o)) {
+                    informer.index_remove(&old);
+                }
+                informer.index_remove(&o);
                 writer.apply_watcher_event(&watcher::Event::Delete(o.clone()));
                 informer.publish(CacheEvent::Delete(Arc::new(o)));
             }

@@ -181,3 +181,50 @@ async fn informers_are_shared_per_type_and_slim() {
     assert_eq!(lists, 1, "one list for two users");
     ctx.shutdown.cancel();
 }
+
+#[tokio::test]
+async fn owned_by_reads_the_owner_index() {
+    let pod = |name: &str, owner: Option<&str>| {
+        let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": format!("u-{name}"),
+                "resourceVersion": "3"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        if let Some(uid) = owner {
+            p["metadata"]["ownerReferences"] = json!([
+                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "x",
+                 "uid": "other", "controller": false},
+                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web",
+                 "uid": uid, "controller": true}]);
+        }
+        p
+    };
+    let api = ScriptedApi::new();
+    api.list(
+        PODS,
+        ListReply::Now(vec![
+            pod("a", Some("cs-1")),
+            pod("b", Some("cs-1")),
+            pod("c", Some("cs-2")),
+            pod("d", None),
+        ]),
+    );
+    let ctx = context(&api, Duration::from_secs(5));
+    let pods = ctx.cache.informer::<Pod>();
+    crate::cache::wait_for_cache_sync(&[pods.synced()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    let mut names: Vec<String> = pods
+        .owned_by("cs-1")
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(pods.owned_by("cs-2").len(), 1);
+    assert!(
+        pods.owned_by("other").is_empty(),
+        "only controller references are indexed"
+    );
+    assert!(pods.owned_by("nobody").is_empty());
+    ctx.shutdown.cancel();
+}

@@ -3,3 +3,79 @@
 
 pub mod cloneset;
 pub mod podreadiness;
+
+use std::sync::Arc;
+
+use k8s_openapi::api::rbac::v1::PolicyRule;
+
+use crate::rbac::{READ, READ_WRITE, rule};
+use crate::runtime::{self, Context};
+
+/// The future that runs one set-up controller until shutdown.
+pub type ControllerFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), runtime::Error>> + Send>>;
+
+/// Controller flags that are not part of [`runtime::ControllerConfig`].
+#[derive(Debug, Clone, Default)]
+pub struct ControllerFlags {
+    /// `--controllers`.
+    pub controllers: Vec<String>,
+    /// `--cloneset-scaling-exclude-preparing-delete`.
+    pub cloneset_scaling_exclude_preparing_delete: bool,
+}
+
+/// One controller of the manager: its `--controllers` name, its set-up function (which starts
+/// the informers it reads — before leadership is won — and returns the future that runs it once
+/// this replica leads) and the RBAC rules it needs (merged into `config/rbac/role.yaml`).
+pub struct ControllerEntry {
+    /// Name in `--controllers`, metrics and logs.
+    pub name: &'static str,
+    /// Set-up.
+    pub setup: fn(&Arc<Context>, &ControllerFlags) -> ControllerFuture,
+    /// The API access it needs.
+    pub rules: fn() -> Vec<PolicyRule>,
+}
+
+/// The controller registry: adding a controller is one module and one entry here; the
+/// `--controllers` flag, the start-up and the generated ClusterRole follow from it.
+pub const REGISTRY: &[ControllerEntry] = &[
+    ControllerEntry {
+        name: cloneset::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(cloneset::setup(
+                ctx,
+                flags.cloneset_scaling_exclude_preparing_delete,
+            ))
+        },
+        rules: || {
+            vec![
+                rule(
+                    "apps.kruise.io",
+                    &["clonesets"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["clonesets/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("apps.kruise.io", &["clonesets/finalizers"], &["update"]),
+                rule("apps.kruise.io", &["imagepulljobs"], READ_WRITE),
+                rule("", &["pods", "persistentvolumeclaims"], READ_WRITE),
+                rule("", &["pods/status"], &["get", "patch", "update"]),
+                rule("apps", &["controllerrevisions"], READ_WRITE),
+                rule("", &["nodes"], READ),
+            ]
+        },
+    },
+    ControllerEntry {
+        name: podreadiness::CONTROLLER_NAME,
+        setup: |ctx, _| Box::pin(podreadiness::setup(ctx)),
+        rules: || {
+            vec![
+                rule("", &["pods"], READ),
+                rule("", &["pods/status"], &["get", "patch", "update"]),
+            ]
+        },
+    },
+];

@@ -65,12 +65,12 @@ pub enum Error {
 /// the shared cache) and the expectations.
 #[derive(Clone)]
 pub struct State {
-    /// All pods (shared `Arc`s; never mutated).
-    pub pods: Store<Pod>,
-    /// All PVCs.
-    pub pvcs: Store<PersistentVolumeClaim>,
-    /// All ControllerRevisions.
-    pub revisions: Store<ControllerRevision>,
+    /// Pods (shared informer; read by owner index, shared `Arc`s, never mutated).
+    pub pods: Informer<Pod>,
+    /// PVCs.
+    pub pvcs: Informer<PersistentVolumeClaim>,
+    /// ControllerRevisions.
+    pub revisions: Informer<ControllerRevision>,
     /// Expected pod/PVC creations and deletions per CloneSet (`namespace/name`).
     pub scale: ScaleExpectations,
     /// Minimum resourceVersions the cache must show for objects we wrote.
@@ -192,9 +192,9 @@ pub fn setup(
     });
 
     let state = State {
-        pods: pods.store().clone(),
-        pvcs: pvcs.store().clone(),
-        revisions: revisions.store().clone(),
+        pods: pods.clone(),
+        pvcs: pvcs.clone(),
+        revisions: revisions.clone(),
         scale,
         resource_versions: rvs,
         exclude_preparing_delete,

@@ -71,19 +71,19 @@ fn snapshot(cs: &CloneSet, state: &State) -> Snapshot {
     };
     let pods = state
         .pods
-        .state()
+        .owned_by(uid)
         .into_iter()
         .filter(|p| owned(&p.metadata) && podutil::is_active(p))
         .collect();
     let pvcs = state
         .pvcs
-        .state()
+        .owned_by(uid)
         .into_iter()
         .filter(|p| owned(&p.metadata) && p.metadata.deletion_timestamp.is_none())
         .collect();
     let mut revisions: Vec<Arc<ControllerRevision>> = state
         .revisions
-        .state()
+        .owned_by(uid)
         .into_iter()
         .filter(|r| owned(&r.metadata))
         .collect();
