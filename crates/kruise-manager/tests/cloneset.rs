@@ -1415,3 +1415,116 @@ async fn manager_runs_with_the_generated_cluster_role_only() {
         forbidden.join("\n")
     );
 }
+
+/// OpenKruise's "regard preparing-update pod as update when scaling" (gate
+/// `PreparingUpdateAsUpdate`): a pod held in PreparingUpdate by an inPlaceUpdate hook counts as
+/// updated when pods are split by revision for scaling, so a replaced or added pod goes to the
+/// current revision while partition allows only one updated pod.
+#[tokio::test]
+async fn preparing_update_pod_counts_as_updated_when_scaling() {
+    use k8s_openapi::api::core::v1::Pod as P;
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace("cs-prepupdate").await.unwrap();
+    let _m = Manager::start_spec(
+        ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name())
+            .args(&["--feature-gates", "PreparingUpdateAsUpdate=true"]),
+    )
+    .await;
+    let api = ns.api::<CloneSet>();
+    let pods = ns.api::<P>();
+    let cs = cloneset(
+        "web",
+        2,
+        json!({
+            "template": {"metadata": {"labels": {"app": "web", "preparing-update-hook": "true"}}},
+            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": "50%", "partition": "99%"},
+            "lifecycle": {"inPlaceUpdate": {"labelsHandler": {"preparing-update-hook": "true"}}},
+        }),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 2).await;
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    // (updated, current, preparing-update) by the CloneSet's update revision.
+    let groups = || async {
+        let cs = api.get("web").await.unwrap();
+        let update = status_of(&cs).update_revision.unwrap_or_default();
+        let live = pods_of(&ns, "web").await;
+        let updated = live
+            .iter()
+            .filter(|p| p.labels().get("controller-revision-hash") == Some(&update))
+            .count();
+        let preparing = live
+            .iter()
+            .filter(|p| lifecycle_state(p) == Some("PreparingUpdate"))
+            .count();
+        (updated, live.len() - updated, preparing, live)
+    };
+    let (_, _, _, live) = wait_for("one pod held in PreparingUpdate", TIMEOUT, || async {
+        let g = groups().await;
+        (g.0 == 0 && g.1 == 2 && g.2 == 1).then_some(g)
+    })
+    .await
+    .unwrap();
+
+    // Rebuild the pod that is not preparing: it comes back on the current revision.
+    let other = live
+        .iter()
+        .find(|p| lifecycle_state(p) != Some("PreparingUpdate"))
+        .unwrap();
+    pods.delete(&other.name_any(), &Default::default())
+        .await
+        .unwrap();
+    wait_for(
+        "the rebuilt pod on the current revision",
+        TIMEOUT,
+        || async {
+            let g = groups().await;
+            (g.3.len() == 2
+                && !g.3.iter().any(|p| p.metadata.uid == other.metadata.uid)
+                && g.0 == 0
+                && g.1 == 2
+                && g.2 == 1)
+                .then_some(())
+        },
+    )
+    .await
+    .unwrap();
+
+    // Scale to 3: the new pod is on the current revision too.
+    patch_spec(&api, "web", json!({"replicas": 3})).await;
+    let (_, _, _, live) = wait_for("3 pods, none updated, one preparing", TIMEOUT, || async {
+        let g = groups().await;
+        (g.3.len() == 3 && g.0 == 0 && g.1 == 3 && g.2 == 1).then_some(g)
+    })
+    .await
+    .unwrap();
+
+    // Release the hook: that pod is updated in place.
+    let held = live
+        .iter()
+        .find(|p| lifecycle_state(p) == Some("PreparingUpdate"))
+        .unwrap();
+    pods.patch(
+        &held.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"preparing-update-hook": null}}})),
+    )
+    .await
+    .unwrap();
+    wait_for(
+        "one updated, two current, none preparing",
+        TIMEOUT,
+        || async {
+            let g = groups().await;
+            (g.0 == 1 && g.1 == 2 && g.2 == 0).then_some(())
+        },
+    )
+    .await
+    .unwrap();
+}

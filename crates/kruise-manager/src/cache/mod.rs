@@ -142,7 +142,28 @@ struct InformerInner<K: Cached> {
     synced: CacheSync,
     subscribers: Mutex<Vec<UnboundedSender<CacheEvent<K>>>>,
     /// Objects by the UID of their controller owner reference (`controller: true`).
-    by_owner: Mutex<HashMap<String, HashSet<ObjectRef<K>>>>,
+    by_owner: Mutex<OwnerIndex<K>>,
+}
+
+type OwnerIndex<K> = HashMap<String, HashSet<ObjectRef<K>>>;
+
+fn index_remove<K: Cached>(idx: &mut OwnerIndex<K>, obj: &K) {
+    if let Some(uid) = controller_uid(obj.meta())
+        && let Some(set) = idx.get_mut(uid)
+    {
+        set.remove(&ObjectRef::from_obj(obj));
+        if set.is_empty() {
+            idx.remove(uid);
+        }
+    }
+}
+
+fn index_add<K: Cached>(idx: &mut OwnerIndex<K>, obj: &K) {
+    if let Some(uid) = controller_uid(obj.meta()) {
+        idx.entry(uid.to_owned())
+            .or_default()
+            .insert(ObjectRef::from_obj(obj));
+    }
 }
 
 /// UID of the controller owner reference of `meta`, if any.
@@ -186,48 +207,13 @@ impl<K: Cached> Informer<K> {
     }
 
     /// The cached objects whose controller owner reference has `uid` (index lookup, no scan
-    /// of the store; controller-runtime's owner index).
+    /// of the store; controller-runtime's owner index). The index and the store change under
+    /// one lock, so an object being updated is never missing from the answer.
     pub fn owned_by(&self, uid: &str) -> Vec<Arc<K>> {
-        let refs: Vec<ObjectRef<K>> = lock(&self.inner.by_owner)
-            .get(uid)
-            .map(|set| set.iter().cloned().collect())
-            .unwrap_or_default();
-        refs.iter()
-            .filter_map(|r| self.inner.store.get(r))
-            .collect()
-    }
-
-    fn index_remove(&self, obj: &K) {
-        if let Some(uid) = controller_uid(obj.meta()) {
-            let mut idx = lock(&self.inner.by_owner);
-            if let Some(set) = idx.get_mut(uid) {
-                set.remove(&ObjectRef::from_obj(obj));
-                if set.is_empty() {
-                    idx.remove(uid);
-                }
-            }
-        }
-    }
-
-    fn index_add(&self, obj: &K) {
-        if let Some(uid) = controller_uid(obj.meta()) {
-            lock(&self.inner.by_owner)
-                .entry(uid.to_owned())
-                .or_default()
-                .insert(ObjectRef::from_obj(obj));
-        }
-    }
-
-    fn index_rebuild(&self) {
-        let mut idx: HashMap<String, HashSet<ObjectRef<K>>> = HashMap::new();
-        for obj in self.inner.store.state() {
-            if let Some(uid) = controller_uid(obj.meta()) {
-                idx.entry(uid.to_owned())
-                    .or_default()
-                    .insert(ObjectRef::from_obj(obj.as_ref()));
-            }
-        }
-        *lock(&self.inner.by_owner) = idx;
+        let idx = lock(&self.inner.by_owner);
+        idx.get(uid)
+            .map(|set| set.iter().filter_map(|r| self.inner.store.get(r)).collect())
+            .unwrap_or_default()
     }
 
     /// Every change from now on, in order, after the store shows it. The channel is
@@ -438,9 +424,16 @@ async fn drive<K: Cached>(
                     .into_iter()
                     .map(|o| (ObjectRef::from_obj(o.as_ref()), o))
                     .collect();
-                writer.apply_watcher_event(&watcher::Event::InitDone);
-                informer.index_rebuild();
-                let after = informer.store().state();
+                let after = {
+                    let mut idx = lock(&informer.inner.by_owner);
+                    writer.apply_watcher_event(&watcher::Event::InitDone);
+                    let after = informer.store().state();
+                    idx.clear();
+                    for obj in &after {
+                        index_add(&mut idx, obj.as_ref());
+                    }
+                    after
+                };
                 let mut seen = std::collections::HashSet::with_capacity(after.len());
                 for obj in after {
                     let key = ObjectRef::from_obj(obj.as_ref());
@@ -467,21 +460,29 @@ async fn drive<K: Cached>(
             }
             watcher::Event::Apply(o) => {
                 let key = ObjectRef::from_obj(&o);
-                if let Some(old) = informer.store().get(&key) {
-                    informer.index_remove(&old);
+                {
+                    let mut idx = lock(&informer.inner.by_owner);
+                    if let Some(old) = informer.store().get(&key)
+                        && controller_uid(old.meta()) != controller_uid(o.meta())
+                    {
+                        index_remove(&mut idx, old.as_ref());
+                    }
+                    index_add(&mut idx, &o);
+                    writer.apply_watcher_event(&watcher::Event::Apply(o));
                 }
-                informer.index_add(&o);
-                writer.apply_watcher_event(&watcher::Event::Apply(o));
                 if let Some(stored) = informer.store().get(&key) {
                     informer.publish(CacheEvent::Apply(stored));
                 }
             }
             watcher::Event::Delete(o) => {
-                if let Some(old) = informer.store().get(&ObjectRef::from_obj(&o)) {
-                    informer.index_remove(&old);
+                {
+                    let mut idx = lock(&informer.inner.by_owner);
+                    if let Some(old) = informer.store().get(&ObjectRef::from_obj(&o)) {
+                        index_remove(&mut idx, old.as_ref());
+                    }
+                    index_remove(&mut idx, &o);
+                    writer.apply_watcher_event(&watcher::Event::Delete(o.clone()));
                 }
-                informer.index_remove(&o);
-                writer.apply_watcher_event(&watcher::Event::Delete(o.clone()));
                 informer.publish(CacheEvent::Delete(Arc::new(o)));
             }
         }
