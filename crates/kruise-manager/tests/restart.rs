@@ -878,6 +878,20 @@ async fn surplus_pods_are_scaled_in_in_openkruise_order() {
         .expect("status.updateRevision");
     let cs_uid = cs.metadata.uid.clone().expect("CloneSet uid");
     managers.kill();
+    // With the manager down its pod webhook (failurePolicy Fail, as OpenKruise's) rejects pod
+    // creation in this namespace; a user who makes pods now has to take the configuration away
+    // first, and so does this test. The restarted manager puts it back.
+    let out = kruise_e2e::kubectl(
+        &[
+            "delete",
+            "mutatingwebhookconfiguration",
+            &format!("kruise-mutating-webhook-configuration-{}", ns.name()),
+            "--ignore-not-found",
+        ],
+        None,
+    )
+    .expect("kubectl");
+    assert!(out.success, "{}", out.stderr);
 
     // 300 surplus pods owned by the CloneSet, made while no manager runs.
     let mut taken: BTreeSet<String> = before
