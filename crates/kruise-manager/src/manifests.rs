@@ -46,3 +46,34 @@ pub fn write_or_check(
         dir.display()
     ))
 }
+
+/// The `main` of a manifest generator: `TOOL [--check] [DIR]` (DIR defaults to `default_dir`)
+/// writes `files` under DIR, or with `--check` fails listing stale ones.
+pub fn generator_main(
+    tool: &str,
+    default_dir: &str,
+    files: &[(String, String)],
+) -> std::process::ExitCode {
+    let mut check = false;
+    let mut dir = std::path::PathBuf::from(default_dir);
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--check" => check = true,
+            "-h" | "--help" => {
+                eprintln!("usage: {tool} [--check] [DIR]   (DIR defaults to {default_dir})");
+                return std::process::ExitCode::SUCCESS;
+            }
+            other => dir = std::path::PathBuf::from(other),
+        }
+    }
+    match write_or_check(tool, &dir, files, check) {
+        Ok(msg) => {
+            eprintln!("{msg}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(msg) => {
+            eprintln!("{msg}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

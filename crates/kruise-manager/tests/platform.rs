@@ -23,7 +23,6 @@ use kube::api::{ListParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::{Controller, watcher};
 use kube::{Api, ResourceExt};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn env() -> TestEnv {
     TestEnv::connect().await.expect("testbed")
@@ -327,24 +326,7 @@ async fn events_are_published_as_kruise_manager() {
 
 // ---- the binary ----
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
-
-async fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
-    let mut s = tokio::net::TcpStream::connect(addr).await.ok()?;
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
-        .await
-        .ok()?;
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).await.ok()?;
-    let status = buf.get(9..12)?.parse().ok()?;
-    let body = buf.split_once("\r\n\r\n")?.1.to_string();
-    Some((status, body))
-}
+use kruise_e2e::manager::{free_port, http_get};
 
 struct Manager {
     child: tokio::process::Child,
