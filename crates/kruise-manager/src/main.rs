@@ -314,7 +314,7 @@ async fn start_webhooks(
     args: &Args,
     ctx: &Arc<Context>,
     stop: CancellationToken,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<JoinHandle<Result<(), server::Error>>> {
     use kruise_manager::webhooks::{HandlerContext, controller, server as wserver};
     let namespace = kruise_manager::webhooks::kruise_namespace();
     let endpoint = match &args.webhook_host {
@@ -356,13 +356,14 @@ async fn start_webhooks(
         gates: ctx.gates.clone(),
         client: Some(ctx.client.clone()),
     });
-    tokio::spawn({
+    let served = tokio::spawn({
         let store = store.clone();
         let stop = stop.clone();
         async move {
             if let Err(e) = wserver::serve(addr, store, hctx, stop).await {
                 tracing::error!(error = %e, "webhook server failed");
             }
+            Ok(())
         }
     });
     tracing::info!(%addr, "serving admission webhooks");
@@ -375,7 +376,7 @@ async fn start_webhooks(
         move || readiness.mark_done("webhook"),
         stop,
     ));
-    Ok(())
+    Ok(served)
 }
 
 /// Resolves on the first SIGTERM or SIGINT.
@@ -487,7 +488,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         cloneset_scaling_exclude_preparing_delete: args.cloneset_scaling_exclude_preparing_delete,
     };
     let servers_stop = CancellationToken::new();
-    let servers = spawn_servers(
+    let mut servers = spawn_servers(
         &args,
         ctx.metrics.clone(),
         ctx.readiness.clone(),
@@ -496,7 +497,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     .await?;
 
     if args.webhook_server {
-        start_webhooks(&args, &ctx, servers_stop.clone()).await?;
+        servers.push(start_webhooks(&args, &ctx, servers_stop.clone()).await?);
     }
     // Informers start now; /readyz fails until they have synced.
     let controllers = setup_controllers(&ctx, &flags);
@@ -615,8 +616,10 @@ async fn finish(
 ) -> anyhow::Result<ExitCode> {
     stop.cancel();
     for s in servers {
-        // Servers only wait for in-flight requests; do not hang on a stuck client.
-        match tokio::time::timeout(Duration::from_secs(5), s).await {
+        // Servers only wait for in-flight requests (the webhook server drains for at most its
+        // own DRAIN_TIMEOUT); do not hang on a stuck client.
+        let limit = kruise_manager::webhooks::server::DRAIN_TIMEOUT + Duration::from_secs(1);
+        match tokio::time::timeout(limit, s).await {
             Ok(Ok(Err(err))) => tracing::warn!(error = %err, "http server"),
             Ok(Err(err)) => tracing::warn!(error = %err, "http server task panicked"),
             Ok(Ok(Ok(()))) | Err(_) => {}

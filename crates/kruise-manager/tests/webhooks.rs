@@ -774,27 +774,29 @@ async fn restarting_the_manager_keeps_admission_working() {
     let secrets: Api<Secret> = Api::namespaced(f.env.client.clone(), &ns);
     let ca_before = ca_of(&secrets.get("kruise-webhook-certs").await.unwrap());
 
-    // Admission requests all the time, through both webhooks.
+    // Admission requests all the time, through both webhooks, from several clients at once so
+    // that some are in flight on the old process's connections when it stops.
     let stop = Arc::new(AtomicBool::new(false));
     let ok = Arc::new(AtomicUsize::new(0));
     let failures = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let load = {
-        let api: Api<CloneSet> = Api::namespaced(f.env.client.clone(), &ns);
-        let (stop, ok, failures) = (stop.clone(), ok.clone(), failures.clone());
-        tokio::spawn(async move {
-            let mut i = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                i += 1;
-                match dry_run_cloneset(&api, &format!("load-{i}")).await {
-                    Ok(()) => {
-                        ok.fetch_add(1, Ordering::Relaxed);
+    let load: Vec<_> = (0..4)
+        .map(|worker| {
+            let api: Api<CloneSet> = Api::namespaced(f.env.client.clone(), &ns);
+            let (stop, ok, failures) = (stop.clone(), ok.clone(), failures.clone());
+            tokio::spawn(async move {
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    i += 1;
+                    match dry_run_cloneset(&api, &format!("load-{worker}-{i}")).await {
+                        Ok(()) => {
+                            ok.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(e) => failures.lock().unwrap().push(e.to_string()),
                     }
-                    Err(e) => failures.lock().unwrap().push(e.to_string()),
                 }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            })
         })
-    };
+        .collect();
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     // Rolling restart: the new process comes up on the same port, then the old one stops.
@@ -805,7 +807,9 @@ async fn restarting_the_manager_keeps_admission_working() {
     let served_before_stop = ok.load(Ordering::Relaxed);
     tokio::time::sleep(Duration::from_secs(5)).await;
     stop.store(true, Ordering::Relaxed);
-    load.await.unwrap();
+    for l in load {
+        l.await.unwrap();
+    }
 
     let total_ok = ok.load(Ordering::Relaxed);
     let failures = failures.lock().unwrap().clone();

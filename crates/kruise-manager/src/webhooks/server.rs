@@ -218,9 +218,10 @@ pub async fn serve(
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let app = router(ctx);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
         let (tcp, peer) = tokio::select! {
-            _ = shutdown.cancelled() => return Ok(()),
+            _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -231,6 +232,8 @@ pub async fn serve(
         };
         let acceptor = acceptor.clone();
         let app = app.clone();
+        // Taken before the handshake so that a shutdown during it still drains this connection.
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
             let tls = match acceptor.accept(tcp).await {
                 Ok(t) => t,
@@ -240,12 +243,31 @@ pub async fn serve(
                 }
             };
             let service = TowerToHyperService::new(app);
-            if let Err(e) = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+            let conn = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
                 .serve_connection(TokioIo::new(tls), service)
-                .await
-            {
+                .into_owned();
+            if let Err(e) = watcher.watch(conn).await {
                 debug!(%peer, error = %e, "webhook connection ended with an error");
             }
         });
     }
+    // Stop accepting (connections still queued on this socket are reset, which the API server
+    // retries), then drain: HTTP/2 connections get a GOAWAY, idle HTTP/1 keep-alives are
+    // closed, and requests already received are answered before the connection closes, so no
+    // admission request in flight during a restart ends in "unexpected EOF".
+    drop(listener);
+    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        warn!(
+            timeout = ?DRAIN_TIMEOUT,
+            "webhook connections still open after the drain timeout; closing them"
+        );
+    }
+    Ok(())
 }
+
+/// How long [`serve`] waits, after `shutdown`, for open connections to finish their requests:
+/// the API server's default webhook timeout (10s).
+pub const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
