@@ -1528,3 +1528,215 @@ async fn preparing_update_pod_counts_as_updated_when_scaling() {
     .await
     .unwrap();
 }
+
+/// One lifecycle state seen on a pod by a watch: the state label, the
+/// `lifecycle.apps.kruise.io/timestamp` annotation, and when the watch saw it.
+#[derive(Debug, Clone)]
+struct SeenState {
+    pod: String,
+    state: String,
+    stamp: Option<String>,
+    seen_at: jiff::Timestamp,
+}
+
+/// Every lifecycle state change of `app`'s pods, in the order a watch saw them.
+fn record_lifecycle(
+    ns: &TestNamespace,
+    app: &str,
+) -> (Arc<Mutex<Vec<SeenState>>>, tokio::task::JoinHandle<()>) {
+    let seen = Arc::new(Mutex::new(Vec::<SeenState>::new()));
+    let api = ns.api::<Pod>();
+    let cfg = watcher::Config::default().labels(&format!("app={app}"));
+    let out = seen.clone();
+    let task = tokio::spawn(async move {
+        let mut stream = watcher(api, cfg)
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(Ok(p)) = stream.next().await {
+            let Some(state) = lifecycle_state(&p).map(str::to_owned) else {
+                continue;
+            };
+            let pod = p.name_any();
+            let mut g = out.lock().unwrap();
+            if g.iter().rev().find(|s| s.pod == pod).map(|s| &s.state) == Some(&state) {
+                continue;
+            }
+            g.push(SeenState {
+                pod,
+                state,
+                stamp: p
+                    .annotations()
+                    .get("lifecycle.apps.kruise.io/timestamp")
+                    .cloned(),
+                seen_at: jiff::Timestamp::now(),
+            });
+        }
+    });
+    (seen, task)
+}
+
+/// Whole seconds, as the annotation carries them.
+fn floor_secs(t: jiff::Timestamp) -> jiff::Timestamp {
+    jiff::Timestamp::from_second(t.as_second()).unwrap()
+}
+
+/// Waits until the wall clock is at least two whole seconds past `t`, so that a stamp written
+/// after now cannot equal one written before `t`.
+async fn let_two_seconds_pass(t: jiff::Timestamp) {
+    while jiff::Timestamp::now().as_second() < t.as_second() + 2 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// OpenKruise writes `lifecycle.apps.kruise.io/timestamp` with the state label on every lifecycle
+/// transition (`lifecycle.SetPodLifecycle`, the lifecycle control's patches): on creation
+/// (PreparingNormal), Normal, PreparingUpdate, Updating, Updated and PreparingDelete. Each state
+/// the watch sees carries a stamp taken no earlier than the step that caused it.
+#[tokio::test]
+async fn every_lifecycle_transition_stamps_the_timestamp_annotation() {
+    let (_env, ns, _m) = setup("cs-lc-stamp").await;
+    let api = ns.api::<CloneSet>();
+    let pods = ns.api::<Pod>();
+    let (seen, recorder) = record_lifecycle(&ns, "web");
+    let hold = json!({"metadata": {"labels": {"example.com/hold": "true"}}});
+    let release = |name: String| {
+        let pods = pods.clone();
+        async move {
+            pods.patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": {"example.com/hold": null}}})),
+            )
+            .await
+            .unwrap();
+        }
+    };
+
+    // Create: PreparingNormal, then Normal.
+    let created = jiff::Timestamp::now();
+    let cs = cloneset(
+        "web",
+        2,
+        json!({
+            "template": {"metadata": {"labels": {"app": "web", "example.com/hold": "true"}}},
+            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 2},
+            "lifecycle": {
+                "preDelete": {"labelsHandler": {"example.com/hold": "true"}},
+                "inPlaceUpdate": {"labelsHandler": {"example.com/hold": "true"}},
+            },
+        }),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 2).await;
+
+    // Update: both pods held in PreparingUpdate; released after two seconds, they go through
+    // Updating and Updated to Normal, each stamped at or after the release.
+    let_two_seconds_pass(created).await;
+    let update_requested = jiff::Timestamp::now();
+    patch_spec(
+        &api,
+        "web",
+        json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    let preparing = wait_for("both pods in PreparingUpdate", TIMEOUT, || async {
+        let p = pods_of(&ns, "web").await;
+        (p.len() == 2
+            && p.iter()
+                .all(|p| lifecycle_state(p) == Some("PreparingUpdate")))
+        .then_some(p)
+    })
+    .await
+    .unwrap();
+    let_two_seconds_pass(update_requested).await;
+    let released = jiff::Timestamp::now();
+    for p in &preparing {
+        release(p.name_any()).await;
+    }
+    wait_for("both pods updated in place, Updated", TIMEOUT, || async {
+        let p = pods_of(&ns, "web").await;
+        (p.len() == 2
+            && p.iter()
+                .all(|p| image_of(p) == "nginx:1.26" && lifecycle_state(p) == Some("Updated")))
+        .then_some(())
+    })
+    .await
+    .unwrap();
+
+    // Hooked again: Updated → Normal. The hook label also holds the scale-in below.
+    let_two_seconds_pass(released).await;
+    let rehooked = jiff::Timestamp::now();
+    for p in &preparing {
+        pods.patch(&p.name_any(), &PatchParams::default(), &Patch::Merge(&hold))
+            .await
+            .unwrap();
+    }
+    wait_for("both pods Normal", TIMEOUT, || async {
+        let p = pods_of(&ns, "web").await;
+        (p.len() == 2 && p.iter().all(|p| lifecycle_state(p) == Some("Normal"))).then_some(())
+    })
+    .await
+    .unwrap();
+
+    // Scale in: one pod held in PreparingDelete.
+    let_two_seconds_pass(rehooked).await;
+    let scaled_in = jiff::Timestamp::now();
+    patch_spec(&api, "web", json!({"replicas": 1})).await;
+    let deleting = wait_for("a pod in PreparingDelete", TIMEOUT, || async {
+        pods_of(&ns, "web")
+            .await
+            .into_iter()
+            .find(|p| lifecycle_state(p) == Some("PreparingDelete"))
+    })
+    .await
+    .unwrap();
+    release(deleting.name_any()).await;
+    wait_ready(&api, "web", 1).await;
+    recorder.abort();
+
+    let seen = seen.lock().unwrap().clone();
+    let states: BTreeSet<&str> = seen.iter().map(|s| s.state.as_str()).collect();
+    for expected in [
+        "PreparingNormal",
+        "Normal",
+        "PreparingUpdate",
+        "Updating",
+        "Updated",
+        "PreparingDelete",
+    ] {
+        assert!(
+            states.contains(expected),
+            "state {expected} never seen: {seen:#?}"
+        );
+    }
+    for s in &seen {
+        let stamp: jiff::Timestamp = s
+            .stamp
+            .as_deref()
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} entered {} without a timestamp: {seen:#?}",
+                    s.pod, s.state
+                )
+            })
+            .parse()
+            .unwrap_or_else(|e| panic!("{s:?}: timestamp is not RFC 3339: {e}"));
+        let caused_by = match s.state.as_str() {
+            "PreparingNormal" => created,
+            "PreparingUpdate" => update_requested,
+            "Updating" | "Updated" => released,
+            "PreparingDelete" => scaled_in,
+            // Normal follows creation and, later, the re-hook after the update.
+            _ if s.seen_at > rehooked => rehooked,
+            _ => created,
+        };
+        assert!(
+            stamp >= floor_secs(caused_by),
+            "{} entered {} stamped {stamp}, before the step that caused it ({caused_by}): {seen:#?}",
+            s.pod,
+            s.state
+        );
+        assert!(stamp <= s.seen_at, "{s:?}: stamped after it was seen");
+    }
+}

@@ -19,6 +19,7 @@ use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::keys;
 use rand::Rng;
 
+use crate::lifecycle::{self, LifecycleState};
 use crate::revision;
 
 /// Length of a generated instance id.
@@ -98,20 +99,22 @@ pub fn claims_for(cs: &CloneSet, id: &str) -> BTreeMap<String, PersistentVolumeC
 }
 
 /// A new pod of `cs` at `revision` (a ControllerRevision name) from `template` (the template of
-/// that revision), with instance id `id`. See the module documentation for what it carries.
+/// that revision), with instance id `id`, in lifecycle state PreparingNormal stamped `now`
+/// (OpenKruise `SetPodLifecycle(PreparingNormal)` before `createOnePod`). See the module
+/// documentation for what it carries.
 pub fn new_pod(
     cs: &CloneSet,
     template: &PodTemplateSpec,
     revision_name: &str,
     id: &str,
     short_hash_gate: bool,
+    now: jiff::Timestamp,
 ) -> Pod {
     let cs_name = cs.metadata.name.as_deref().unwrap_or_default();
     let tmeta = template.metadata.clone().unwrap_or_default();
     let mut labels = tmeta.labels.unwrap_or_default();
     revision::write_revision_hash(&mut labels, revision_name, short_hash_gate);
     labels.insert(keys::CLONESET_INSTANCE_ID.into(), id.into());
-    labels.insert(keys::LIFECYCLE_STATE.into(), "PreparingNormal".into());
     let mut spec = template.spec.clone().unwrap_or_default();
     let gates = spec.readiness_gates.get_or_insert_with(Vec::new);
     if !gates
@@ -142,7 +145,7 @@ pub fn new_pod(
         }
         spec.volumes = Some(volumes);
     }
-    Pod {
+    let mut pod = Pod {
         metadata: ObjectMeta {
             name: Some(format!("{cs_name}-{id}")),
             namespace: cs.metadata.namespace.clone(),
@@ -154,13 +157,19 @@ pub fn new_pod(
         },
         spec: Some(spec),
         status: None,
-    }
+    };
+    lifecycle::set_pod_lifecycle(&mut pod, LifecycleState::PreparingNormal, now);
+    pod
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn now() -> jiff::Timestamp {
+        "2024-05-06T07:08:09.5Z".parse().unwrap()
+    }
 
     fn cloneset() -> CloneSet {
         serde_json::from_value(json!({
@@ -184,7 +193,7 @@ mod tests {
     #[test]
     fn new_pod_carries_openkruise_labels_gate_owner_and_claims() {
         let cs = cloneset();
-        let pod = new_pod(&cs, &cs.spec.template, "web-7d9c8b", "x4k2z", false);
+        let pod = new_pod(&cs, &cs.spec.template, "web-7d9c8b", "x4k2z", false, now());
         let v = serde_json::to_value(&pod).unwrap();
         assert_eq!(v["metadata"]["name"], "web-x4k2z");
         assert_eq!(v["metadata"]["namespace"], "ns");
@@ -195,7 +204,10 @@ mod tests {
                    "apps.kruise.io/cloneset-instance-id": "x4k2z",
                    "lifecycle.apps.kruise.io/state": "PreparingNormal"})
         );
-        assert_eq!(v["metadata"]["annotations"], json!({"a": "b"}));
+        assert_eq!(
+            v["metadata"]["annotations"],
+            json!({"a": "b", "lifecycle.apps.kruise.io/timestamp": "2024-05-06T07:08:09Z"})
+        );
         assert_eq!(v["metadata"]["ownerReferences"][0]["kind"], "CloneSet");
         assert_eq!(v["metadata"]["ownerReferences"][0]["controller"], true);
         assert_eq!(
@@ -213,7 +225,7 @@ mod tests {
     #[test]
     fn short_hash_gate_shortens_the_revision_label() {
         let cs = cloneset();
-        let pod = new_pod(&cs, &cs.spec.template, "web-7d9c8b", "a", true);
+        let pod = new_pod(&cs, &cs.spec.template, "web-7d9c8b", "a", true, now());
         let l = pod.metadata.labels.unwrap();
         assert_eq!(l["controller-revision-hash"], "7d9c8b");
         assert_eq!(l["pod-template-hash"], "7d9c8b");

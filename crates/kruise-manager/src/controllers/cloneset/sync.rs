@@ -533,14 +533,15 @@ async fn scale(
         let current_template = revision::template_from_revision(current_rev)
             .unwrap_or_else(|_| cs.spec.template.clone());
         let short = ctx.gates.enabled(Feature::CloneSetShortHash);
+        let created_at = jiff::Timestamp::now();
         let new_pods: Vec<Pod> = ids
             .iter()
             .enumerate()
             .map(|(i, id)| {
                 if i < current_creations {
-                    pods::new_pod(cs, &current_template, &current_name, id, short)
+                    pods::new_pod(cs, &current_template, &current_name, id, short, created_at)
                 } else {
-                    pods::new_pod(cs, &cs.spec.template, &update_name, id, short)
+                    pods::new_pod(cs, &cs.spec.template, &update_name, id, short, created_at)
                 }
             })
             .collect();
@@ -1358,8 +1359,12 @@ async fn do_inplace_update(
     loop {
         let mut updated = inplace::prepare_update(&base, spec, &adapter, jiff::Timestamp::now())
             .map_err(|e| Error::Other(e.to_string()))?;
-        let labels = updated.metadata.labels.get_or_insert_with(BTreeMap::new);
-        labels.insert(keys::LIFECYCLE_STATE.into(), "Updating".into());
+        // OpenKruise's in-place update AdditionalFuncs: SetPodLifecycle(Updating).
+        lifecycle::set_pod_lifecycle(
+            &mut updated,
+            LifecycleState::Updating,
+            jiff::Timestamp::now(),
+        );
         match api.replace(&name, &PostParams::default(), &updated).await {
             Ok(written) => return Ok(written),
             Err(kube::Error::Api(e)) if e.code == 409 && attempt < 5 => {
