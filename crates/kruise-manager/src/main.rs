@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use clap::{ArgAction, Parser, ValueEnum};
-use kruise_manager::features::FeatureGates;
-use kruise_manager::leader::{self, LeaderElectionConfig, LeaderElector};
-use kruise_manager::metrics::Metrics;
-use kruise_manager::runtime::{self, CancellationToken, Context, ControllerConfig};
-use kruise_manager::server;
+use kruise_runtime::features::FeatureGates;
+use kruise_runtime::leader::{self, LeaderElectionConfig, LeaderElector};
+use kruise_runtime::metrics::Metrics;
+use kruise_runtime::runner::{self as runtime, CancellationToken, Context, ControllerConfig};
+use kruise_runtime::server;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::task::JoinHandle;
@@ -204,13 +204,27 @@ fn parse_go_duration(s: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(total).map_err(|_| err())
 }
 
+/// The crates whose logs `-v` raises.
+const KRUISE_CRATES: [&str; 5] = [
+    "kruise_manager",
+    "kruise_runtime",
+    "kruise_engines",
+    "kruise_webhook",
+    "kruise_api",
+];
+
 /// klog verbosity → tracing filter.
 fn log_filter(verbosity: u8) -> String {
     match verbosity {
         0 | 1 => "info".to_string(),
-        2..=4 => "info,kruise_manager=debug".to_string(),
-        _ => "debug,kruise_manager=trace,hyper=info,hyper_util=info,h2=info,tower=info,rustls=info"
-            .to_string(),
+        2..=4 => format!(
+            "info,{}",
+            KRUISE_CRATES.map(|c| format!("{c}=debug")).join(",")
+        ),
+        _ => format!(
+            "debug,{},hyper=info,hyper_util=info,h2=info,tower=info,rustls=info",
+            KRUISE_CRATES.map(|c| format!("{c}=trace")).join(",")
+        ),
     }
 }
 
@@ -229,7 +243,7 @@ fn init_logging(format: LogFormat, verbosity: u8) {
 
 async fn make_client(
     kubeconfig: Option<&PathBuf>,
-    metrics: Arc<kruise_manager::metrics::Metrics>,
+    metrics: Arc<kruise_runtime::metrics::Metrics>,
 ) -> anyhow::Result<Client> {
     let config = match kubeconfig {
         Some(path) => {
@@ -246,7 +260,7 @@ async fn make_client(
     let host = config.cluster_url.host().unwrap_or_default().to_owned();
     let builder = kube::client::ClientBuilder::try_from(config).context("building API client")?;
     Ok(builder
-        .with_layer(&kruise_manager::restmetrics::CountRequestsLayer::new(
+        .with_layer(&kruise_runtime::restmetrics::CountRequestsLayer::new(
             metrics, &host,
         ))
         .build())
@@ -315,8 +329,8 @@ async fn start_webhooks(
     ctx: &Arc<Context>,
     stop: CancellationToken,
 ) -> anyhow::Result<JoinHandle<Result<(), server::Error>>> {
-    use kruise_manager::webhooks::{HandlerContext, controller, server as wserver};
-    let namespace = kruise_manager::webhooks::kruise_namespace();
+    use kruise_webhook::{HandlerContext, controller, server as wserver};
+    let namespace = kruise_webhook::kruise_namespace();
     let endpoint = match &args.webhook_host {
         Some(host) => controller::Endpoint::Url {
             host: host.clone(),
@@ -334,12 +348,12 @@ async fn start_webhooks(
             .unwrap_or_else(|_| controller::DEFAULT_SECRET.to_owned()),
         endpoint,
         renew_before: jiff::SignedDuration::from_hours(
-            24 * kruise_manager::webhooks::certs::DEFAULT_RENEW_BEFORE_DAYS,
+            24 * kruise_webhook::certs::DEFAULT_RENEW_BEFORE_DAYS,
         ),
         external_certs: args.webhook_external_certs
             || ctx
                 .gates
-                .enabled(kruise_manager::features::Feature::EnableExternalCerts),
+                .enabled(kruise_runtime::features::Feature::EnableExternalCerts),
         only_namespace: args.webhook_only_namespace.clone(),
         name_suffix: args.webhook_configuration_suffix.clone(),
     };
@@ -464,7 +478,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         "rest config QPS/burst accepted (no client-side throttling)"
     );
 
-    let metrics = Arc::new(kruise_manager::metrics::Metrics::new());
+    let metrics = Arc::new(kruise_runtime::metrics::Metrics::new());
     let client = make_client(args.kubeconfig.as_ref(), metrics.clone()).await?;
     let version = client
         .apiserver_version()
@@ -476,7 +490,6 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         client.clone(),
         gates,
         ControllerConfig {
-            cloneset_workers: args.cloneset_workers,
             expectation_timeout: args.expectation_timeout,
             namespace: args.namespace.clone().filter(|n| !n.is_empty()),
             cache_sync_timeout: args.cache_sync_timeout,
@@ -486,6 +499,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let flags = ControllerFlags {
         controllers: args.controllers.clone(),
         cloneset_scaling_exclude_preparing_delete: args.cloneset_scaling_exclude_preparing_delete,
+        cloneset_workers: args.cloneset_workers,
     };
     let servers_stop = CancellationToken::new();
     let mut servers = spawn_servers(
@@ -618,7 +632,7 @@ async fn finish(
     for s in servers {
         // Servers only wait for in-flight requests (the webhook server drains for at most its
         // own DRAIN_TIMEOUT); do not hang on a stuck client.
-        let limit = kruise_manager::webhooks::server::DRAIN_TIMEOUT + Duration::from_secs(1);
+        let limit = kruise_webhook::server::DRAIN_TIMEOUT + Duration::from_secs(1);
         match tokio::time::timeout(limit, s).await {
             Ok(Ok(Err(err))) => tracing::warn!(error = %err, "http server"),
             Ok(Err(err)) => tracing::warn!(error = %err, "http server task panicked"),

@@ -949,7 +949,7 @@ fn fake_daemon(ns: &TestNamespace) -> tokio::task::JoinHandle<()> {
     use kruise_api::apps::common::{
         RuntimeContainerHashes, RuntimeContainerMeta, RuntimeContainerMetaSet,
     };
-    use kruise_manager::inplace;
+    use kruise_engines::inplace;
     let api = ns.api::<Pod>();
     tokio::spawn(async move {
         loop {

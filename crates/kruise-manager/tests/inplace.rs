@@ -1,4 +1,4 @@
-//! End-to-end tests of the in-place update engine (`kruise_manager::inplace`) against the testbed:
+//! End-to-end tests of the in-place update engine (`kruise_engines::inplace`) against the testbed:
 //! the status patches it produces are accepted by a real apiserver (strategic merge on
 //! `pods/status`, resourceVersion binding), the pod objects it prepares are valid pod updates,
 //! and the completion check recognises the (kwok-simulated) kubelet restarting containers on
@@ -11,13 +11,13 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys;
 use kruise_e2e::{TestEnv, TestNamespace, wait_for};
-use kruise_manager::inplace::{self, CloneSetRevisionAdapter, RefreshAction, UpdateOptions};
-use kruise_manager::podutil;
+use kruise_engines::inplace::{self, RefreshAction, TemplateHashRevisionAdapter, UpdateOptions};
+use kruise_engines::podutil;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-const ADAPTER: CloneSetRevisionAdapter = CloneSetRevisionAdapter { short_hash: false };
+const ADAPTER: TemplateHashRevisionAdapter = TemplateHashRevisionAdapter { short_hash: false };
 
 async fn env() -> TestEnv {
     TestEnv::connect().await.expect("testbed")

@@ -1068,7 +1068,7 @@ async fn surplus_pods_are_scaled_in_in_openkruise_order() {
 /// here, without a testbed).
 #[test]
 fn reconcile_counter_is_read_from_the_managers_metrics() {
-    use kruise_manager::metrics::{Metrics, ReconcileResult};
+    use kruise_runtime::metrics::{Metrics, ReconcileResult};
     let m = Metrics::new();
     m.register_controller("cloneset", 3);
     m.register_controller("other", 1);

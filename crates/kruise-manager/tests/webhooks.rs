@@ -594,8 +594,7 @@ async fn advanced_statefulset_converts_between_v1alpha1_and_v1beta1_without_loss
     );
 
     // A conversion caBundle overwritten with another CA is repaired, and conversion works again.
-    let other =
-        kruise_manager::webhooks::certs::generate("127.0.0.1", jiff::Timestamp::now()).unwrap();
+    let other = kruise_webhook::certs::generate("127.0.0.1", jiff::Timestamp::now()).unwrap();
     let bogus = b64(&other.ca_cert);
     let corrupt = Patch::<Value>::Merge(
         json!({"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": bogus}}}}}),
@@ -876,7 +875,7 @@ async fn pod_webhook_injects_the_container_launch_barrier() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn external_certificates_are_used_and_never_rewritten() {
-    use kruise_manager::webhooks::{certs, controller};
+    use kruise_webhook::{certs, controller};
     let _serial = SERIAL.lock().await;
     let env = TestEnv::connect().await.expect("testbed");
     install_crds(&env).await.expect("CRDs");

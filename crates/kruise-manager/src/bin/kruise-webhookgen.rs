@@ -7,6 +7,6 @@ fn main() -> std::process::ExitCode {
     kruise_manager::manifests::generator_main(
         "kruise-webhookgen",
         "config/webhook",
-        &kruise_manager::webhooks::controller::manifests(),
+        &kruise_webhook::controller::manifests(),
     )
 }

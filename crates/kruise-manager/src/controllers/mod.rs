@@ -9,7 +9,7 @@ use std::sync::Arc;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
 use crate::rbac::{READ, READ_WRITE, rule};
-use crate::runtime::{self, Context};
+use kruise_runtime::runner::{self as runtime, Context};
 
 /// The future that runs one set-up controller until shutdown.
 pub type ControllerFuture =
@@ -22,6 +22,8 @@ pub struct ControllerFlags {
     pub controllers: Vec<String>,
     /// `--cloneset-scaling-exclude-preparing-delete`.
     pub cloneset_scaling_exclude_preparing_delete: bool,
+    /// `--cloneset-workers` (OpenKruise's flag; 0 is taken as 1).
+    pub cloneset_workers: u16,
 }
 
 /// One controller of the manager: its `--controllers` name, its set-up function (which starts
@@ -44,6 +46,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         setup: |ctx, flags| {
             Box::pin(cloneset::setup(
                 ctx,
+                flags.cloneset_workers,
                 flags.cloneset_scaling_exclude_preparing_delete,
             ))
         },

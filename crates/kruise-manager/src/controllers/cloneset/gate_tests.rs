@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::features::FeatureGates;
-use crate::runtime::{Context, ControllerConfig};
-use crate::testing::{ListReply, ScriptedApi};
+use kruise_runtime::features::FeatureGates;
+use kruise_runtime::runner::{Context, ControllerConfig};
+use kruise_runtime::testing::{ListReply, ScriptedApi};
 
 fn cloneset(replicas: i32) -> Value {
     json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
@@ -48,7 +48,7 @@ async fn restarted_controller_creates_no_pod_before_its_pods_are_listed() {
         FeatureGates::default(),
         ControllerConfig::default(),
     ));
-    let run = tokio::spawn(super::setup(&ctx, false));
+    let run = tokio::spawn(super::setup(&ctx, 3, false));
     // Long enough for a reconcile after the sync to write (revision, status).
     tokio::time::sleep(slow + Duration::from_secs(2)).await;
     ctx.shutdown.cancel();

@@ -35,10 +35,12 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use tracing::{debug, warn};
 
-use crate::cache::{CacheEvent, Cached, Informer};
+use kruise_runtime::cache::{CacheEvent, Cached, Informer};
 
-use crate::expectations::{ResourceVersionExpectations, ScaleAction, ScaleExpectations};
-use crate::runtime::{self, Context};
+use kruise_engines::expectations::{ResourceVersionExpectations, ScaleAction, ScaleExpectations};
+use kruise_runtime::metrics::{ObjectLabels, UntypedCounter};
+use kruise_runtime::runner::{self as runtime, Context};
+use prometheus_client::metrics::family::Family;
 
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER_NAME: &str = "cloneset";
@@ -55,7 +57,7 @@ pub enum Error {
     Plan(#[from] plan::PlanError),
     /// A revision could not be built or read.
     #[error("revision: {0}")]
-    Revision(#[from] crate::revision::RevisionError),
+    Revision(#[from] kruise_engines::revision::RevisionError),
     /// Anything else that makes the sync fail.
     #[error("{0}")]
     Other(String),
@@ -80,6 +82,9 @@ pub struct State {
     /// ImagePullJobs (`apps.kruise.io/v1beta1`), read only with the
     /// `PreDownloadImageForInPlaceUpdate` gate (to delete a CloneSet's jobs after its update).
     pub image_pull_jobs: Option<Store<ImagePullJob>>,
+    /// OpenKruise's `cloneset_scale_expectation_leakage{namespace,name}`: scale expectations
+    /// that stayed unsatisfied past `--expectation-timeout`.
+    pub expectation_leakage: Family<ObjectLabels, UntypedCounter>,
 }
 
 /// The CloneSet controlling `obj` (controller owner reference of kind CloneSet), if any.
@@ -133,26 +138,16 @@ fn observe_owned<K: Cached>(
     })
 }
 
-/// Starts the CloneSet controller: watches CloneSets and the pods, PVCs and ControllerRevisions
-/// they own, and reconciles with `--cloneset-workers` workers until shutdown.
-pub async fn run(ctx: Arc<Context>) -> Result<(), runtime::Error> {
-    setup(&ctx, false).await
-}
-
-/// [`run`] with `--cloneset-scaling-exclude-preparing-delete`.
-pub async fn run_with(
-    ctx: Arc<Context>,
-    exclude_preparing_delete: bool,
-) -> Result<(), runtime::Error> {
-    setup(&ctx, exclude_preparing_delete).await
-}
-
 /// Sets the controller up at once — its informers (CloneSets, pods, PVCs,
 /// ControllerRevisions) start filling the shared cache now, e.g. while this replica waits for
 /// the leader Lease — and returns the future that runs it. That future reconciles nothing
 /// before all four caches have synced (see [`runtime::run_controller`]).
+///
+/// `workers` = `--cloneset-workers`, `exclude_preparing_delete` =
+/// `--cloneset-scaling-exclude-preparing-delete`.
 pub fn setup(
     ctx: &Arc<Context>,
+    workers: u16,
     exclude_preparing_delete: bool,
 ) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static {
     let ctx = ctx.clone();
@@ -171,7 +166,7 @@ pub fn setup(
     ];
     let image_pull_jobs = ctx
         .gates
-        .enabled(crate::features::Feature::PreDownloadImageForInPlaceUpdate)
+        .enabled(kruise_runtime::features::Feature::PreDownloadImageForInPlaceUpdate)
         .then(|| {
             let jobs = ctx.cache.informer::<ImagePullJob>();
             caches.push(jobs.synced());
@@ -191,6 +186,12 @@ pub fn setup(
         }
     });
 
+    let expectation_leakage = Family::<ObjectLabels, UntypedCounter>::default();
+    ctx.metrics.register(
+        "cloneset_scale_expectation_leakage",
+        "CloneSet scale expectations that timed out, by CloneSet namespace and name",
+        expectation_leakage.clone(),
+    );
     let state = State {
         pods: pods.clone(),
         pvcs: pvcs.clone(),
@@ -199,11 +200,11 @@ pub fn setup(
         resource_versions: rvs,
         exclude_preparing_delete,
         image_pull_jobs,
+        expectation_leakage,
     };
     let controller =
         Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone())
             .reconcile_on(trigger_rx);
-    let workers = ctx.config.cloneset_workers;
     async move {
         let result = runtime::run_controller(
             ctx,
@@ -235,18 +236,23 @@ pub async fn reconcile(
     let ns = cs.namespace().unwrap_or_default();
     let key = format!("{ns}/{}", cs.name_any());
     match state.scale.check(&key, ctx.config.expectation_timeout) {
-        crate::expectations::ExpectationCheck::Satisfied => {}
-        crate::expectations::ExpectationCheck::Waiting { requeue_after } => {
+        kruise_engines::expectations::ExpectationCheck::Satisfied => {}
+        kruise_engines::expectations::ExpectationCheck::Waiting { requeue_after } => {
             debug!(cloneset = %key, "scale expectations not satisfied yet");
             return Ok(Action::requeue(requeue_after.min(Duration::from_secs(30))));
         }
-        crate::expectations::ExpectationCheck::TimedOut { unsatisfied_for } => {
+        kruise_engines::expectations::ExpectationCheck::TimedOut { unsatisfied_for } => {
             warn!(cloneset = %key, ?unsatisfied_for, "scale expectations timed out (leaked)");
-            ctx.metrics
-                .cloneset_scale_expectation_leakage(&ns, &cs.name_any());
+            state
+                .expectation_leakage
+                .get_or_create(&ObjectLabels {
+                    namespace: ns.clone(),
+                    name: cs.name_any(),
+                })
+                .inc();
             if ctx
                 .gates
-                .enabled(crate::features::Feature::ForceDeleteTimeoutExpectationGate)
+                .enabled(kruise_runtime::features::Feature::ForceDeleteTimeoutExpectationGate)
             {
                 state.scale.delete(&key);
             } else {

@@ -19,8 +19,8 @@ use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::keys;
 use rand::Rng;
 
-use crate::lifecycle::{self, LifecycleState};
-use crate::revision;
+use kruise_engines::lifecycle::{self, LifecycleState};
+use kruise_engines::revision;
 
 /// Length of a generated instance id.
 pub const INSTANCE_ID_LEN: usize = 5;

@@ -26,7 +26,7 @@ use kruise_api::apps::v1beta1::{
 use kruise_api::keys;
 
 use super::{plan, pods};
-use crate::revision;
+use kruise_engines::revision;
 
 /// OpenKruise's `minimumReplicasToPreDownloadImage`: CloneSets with at most this many replicas
 /// are not worth a pre-download.

@@ -5,8 +5,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kruise_api::apps::v1alpha1::{CloneSet, CloneSetStatus};
 use kruise_api::keys;
 
-use crate::podutil;
-use crate::revision;
+use kruise_engines::podutil;
+use kruise_engines::revision;
 
 /// OpenKruise CloneSet `IsPodUpdateReady`: Running and available for `min_ready_seconds`, and the
 /// `InPlaceUpdateReady` condition absent or True.

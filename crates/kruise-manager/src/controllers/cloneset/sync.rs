@@ -19,13 +19,13 @@ use tracing::{debug, info, warn};
 
 use super::plan::{self, Diffs, PodFacts, UpdateFacts};
 use super::{Error, State, pods, predownload, status};
-use crate::events;
-use crate::expectations::ScaleAction;
-use crate::features::Feature;
-use crate::lifecycle::LifecycleState;
-use crate::revision;
-use crate::runtime::Context;
-use crate::{inplace, lifecycle, podutil, updatesort};
+use kruise_engines::expectations::ScaleAction;
+use kruise_engines::lifecycle::LifecycleState;
+use kruise_engines::revision;
+use kruise_engines::{inplace, lifecycle, podutil, updatesort};
+use kruise_runtime::events;
+use kruise_runtime::features::Feature;
+use kruise_runtime::runner::Context;
 
 /// How many pods one sync refreshes or updates concurrently. OpenKruise does these one after
 /// the other; the pods are independent, and bounded concurrency makes large rollouts several
@@ -265,7 +265,7 @@ async fn ensure_update_revision(
             next,
             Some(collision),
         );
-        r.metadata.annotations = Some(revision::cloneset_revision_annotations(
+        r.metadata.annotations = Some(revision::revision_annotations(
             cs.metadata.annotations.as_ref(),
             cs.spec.volume_claim_templates.as_deref().unwrap_or(&[]),
         )?);
@@ -692,7 +692,7 @@ fn choose_for_deletion<'a>(pods: &[&'a Pod], n: usize, r: &Ranking<'_>) -> Vec<&
     } else {
         updatesort::spread_constraint_ranks(pods, r.constraints, r.node_labels)
     };
-    let available = |p: &Pod| updatesort::cloneset_pod_available(p, r.min_ready, r.now);
+    let available = |p: &Pod| updatesort::available_in_lifecycle(p, r.min_ready, r.now);
     let order = updatesort::sort_for_deletion_with(pods, &ranks, Some(&available));
     order.into_iter().take(n).map(|i| pods[i]).collect()
 }
@@ -1146,7 +1146,7 @@ async fn inplace_refresh(
     short_hash: bool,
     now: jiff::Timestamp,
 ) -> Result<(Option<Pod>, Option<Duration>), Error> {
-    let adapter = inplace::CloneSetRevisionAdapter { short_hash };
+    let adapter = inplace::TemplateHashRevisionAdapter { short_hash };
     let action = inplace::refresh(pod, &adapter, now)
         .map_err(|e| Error::Other(format!("pod {}: {e}", pod.name_any())))?;
     match action {
@@ -1345,7 +1345,7 @@ async fn do_inplace_update(
     short_hash: bool,
 ) -> Result<Pod, Error> {
     let name = pod.name_any();
-    let adapter = inplace::CloneSetRevisionAdapter { short_hash };
+    let adapter = inplace::TemplateHashRevisionAdapter { short_hash };
     // The status write returns the latest pod; build the update on it (saves a GET). Without
     // it, start from the cached pod; a stale one costs a 409 and a re-read.
     let mut base = match inplace::not_ready_condition_patch(pod, jiff::Timestamp::now()) {

@@ -7,7 +7,7 @@
 //! condition `True` (a strategic-merge patch of the status, as OpenKruise). From then on the
 //! condition belongs to the writers of not-ready keys — lifecycle hooks with `markPodNotReady`
 //! and ContainerRecreateRequests — which turn it `False` while a key is present and back to
-//! `True` when the last key is removed ([`crate::lifecycle::readiness`]); this controller never
+//! `True` when the last key is removed ([`kruise_engines::lifecycle::readiness`]); this controller never
 //! touches a pod that already has the condition.
 //!
 //! Shape: watches = the shared pod informer, filtered to pods that need the condition
@@ -25,8 +25,8 @@ use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use serde_json::{Value, json};
 
-use crate::lifecycle::readiness;
-use crate::runtime::{self, Context};
+use kruise_engines::lifecycle::readiness;
+use kruise_runtime::runner::{self as runtime, Context};
 
 /// Name of the controller in metrics, logs and `--controllers`.
 pub const CONTROLLER_NAME: &str = "podreadiness";

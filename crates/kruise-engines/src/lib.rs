@@ -1,0 +1,21 @@
+//! # kruise-engines
+//!
+//! OpenKruise's workload decisions as pure functions over API objects — no I/O, no clients, no
+//! clocks (the caller passes `now`). Every workload controller of the manager uses them, and the
+//! node daemon and the kubectl plugin can depend on them without the manager's runtime or
+//! webhook stack.
+//!
+//! - [`revision`]: ControllerRevision names, hashes and data as OpenKruise computes them.
+//! - [`inplace`]: in-place update — the spec diff between revisions, what may change in place,
+//!   the pod writes and the completion check.
+//! - [`lifecycle`]: lifecycle hook states and their transitions.
+//! - [`updatesort`]: update and deletion ordering (priority, scatter, ranks).
+//! - [`expectations`]: scale / resource-version / update expectations (in-memory bookkeeping).
+//! - [`podutil`]: pod readiness and availability.
+
+pub mod expectations;
+pub mod inplace;
+pub mod lifecycle;
+pub mod podutil;
+pub mod revision;
+pub mod updatesort;

@@ -1,0 +1,493 @@
+//! The process-wide shared informer cache: one reflector per resource type, created on first
+//! use and shared by every controller (controller-runtime's `cache.Cache`).
+//!
+//! # What it guarantees
+//!
+//! * **One watch per type.** [`SharedCache::informer`] (namespaced kinds) and
+//!   [`SharedCache::cluster_informer`] (cluster-scoped kinds) return the same [`Informer`] to
+//!   every caller; the first call starts its reflector (list + watch, `resourceVersion=0`
+//!   lists from the API server's watch cache, client-go's default backoff on errors).
+//! * **Indexed by owner.** [`Informer::owned_by`] answers "the objects this controller owns"
+//!   from an index on the controller owner reference's UID, without scanning the store.
+//! * **Slim objects.** `metadata.managedFields` is dropped before an object is stored: no
+//!   controller reads it, and it is often the largest part of a pod.
+//! * **Sync state per informer.** Every informer has a [`CacheSync`] handle that turns true when
+//!   its initial list has completed (the watcher's first `InitDone`, i.e. client-go's
+//!   `HasSynced`). The check `cache-<plural>` keeps `/readyz` failing until then. Controllers
+//!   pass the handles of every cache they read to [`crate::runner::run_controller`], which
+//!   starts no reconcile before all of them are synced ([`wait_for_cache_sync`], fatal on
+//!   timeout, naming the cache): a restarted manager never acts on a half-filled cache.
+//! * **Events after the store.** Subscribers ([`Informer::subscribe`]) receive every change
+//!   *after* the store shows it, so a subscriber that reads the store sees at least that
+//!   state. A re-list (the watch expired, HTTP 410) is turned into the changes it implies —
+//!   `Apply` for objects that are new or have a new `resourceVersion`, `Delete` for objects that
+//!   disappeared while the watch was down — as client-go's `DeltaFIFO.Replace` does; kube's
+//!   watcher alone would swap the store silently and lose those deletions.
+//!
+//! The cache watches one namespace when the manager runs with `--namespace`, else the whole
+//! cluster; cluster-scoped kinds are always watched cluster-wide.
+
+use std::any::{Any, TypeId};
+use std::collections::{HashMap, HashSet};
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::{Stream, StreamExt};
+use kube::api::Api;
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::Readiness;
+
+/// What a cached object type must offer (every k8s-openapi and kruise-api kind does).
+pub trait Cached:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+impl<K> Cached for K where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+/// A change seen by an informer, delivered to subscribers after the store was updated.
+#[derive(Debug, Clone)]
+pub enum CacheEvent<K> {
+    /// The object was added or modified; the `Arc` is the one the store holds.
+    Apply(Arc<K>),
+    /// The object was deleted (its last known state).
+    Delete(Arc<K>),
+}
+
+impl<K> CacheEvent<K> {
+    /// The object the event is about.
+    pub fn object(&self) -> &Arc<K> {
+        match self {
+            CacheEvent::Apply(o) | CacheEvent::Delete(o) => o,
+        }
+    }
+}
+
+/// Whether one informer has completed its initial list. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct CacheSync {
+    name: Arc<str>,
+    rx: watch::Receiver<bool>,
+}
+
+impl CacheSync {
+    /// A handle that is synced once `rx` holds `true` (for tests and custom caches).
+    pub fn new(name: &str, rx: watch::Receiver<bool>) -> Self {
+        Self {
+            name: name.into(),
+            rx,
+        }
+    }
+
+    /// Name of the cache (the resource's plural, e.g. `pods`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the initial list has completed.
+    pub fn is_synced(&self) -> bool {
+        *self.rx.borrow()
+    }
+
+    /// Resolves once the initial list has completed; `false` if the informer stopped first.
+    pub async fn wait(&self) -> bool {
+        let mut rx = self.rx.clone();
+        rx.wait_for(|s| *s).await.is_ok()
+    }
+}
+
+/// Waits until every cache in `caches` has completed its initial list (controller-runtime's
+/// `WaitForCacheSync`).
+///
+/// # Errors
+/// After `timeout`, or when an informer stopped before syncing, a message naming every cache
+/// that is not synced, e.g. `timed out after 120s waiting for caches to sync: pods`.
+pub async fn wait_for_cache_sync(caches: &[CacheSync], timeout: Duration) -> Result<(), String> {
+    let all = futures::future::join_all(caches.iter().map(CacheSync::wait));
+    match tokio::time::timeout(timeout, all).await {
+        Ok(results) if results.iter().all(|ok| *ok) => Ok(()),
+        Ok(_) => Err(format!(
+            "informers stopped before their caches synced: {}",
+            unsynced(caches)
+        )),
+        Err(_) => Err(format!(
+            "timed out after {timeout:?} waiting for caches to sync: {}",
+            unsynced(caches)
+        )),
+    }
+}
+
+fn unsynced(caches: &[CacheSync]) -> String {
+    let names: Vec<&str> = caches
+        .iter()
+        .filter(|c| !c.is_synced())
+        .map(CacheSync::name)
+        .collect();
+    names.join(", ")
+}
+
+struct InformerInner<K: Cached> {
+    name: String,
+    store: Store<K>,
+    synced: CacheSync,
+    subscribers: Mutex<Vec<UnboundedSender<CacheEvent<K>>>>,
+    /// Objects by the UID of their controller owner reference (`controller: true`).
+    by_owner: Mutex<OwnerIndex<K>>,
+}
+
+type OwnerIndex<K> = HashMap<String, HashSet<ObjectRef<K>>>;
+
+fn index_remove<K: Cached>(idx: &mut OwnerIndex<K>, obj: &K) {
+    if let Some(uid) = controller_uid(obj.meta())
+        && let Some(set) = idx.get_mut(uid)
+    {
+        set.remove(&ObjectRef::from_obj(obj));
+        if set.is_empty() {
+            idx.remove(uid);
+        }
+    }
+}
+
+fn index_add<K: Cached>(idx: &mut OwnerIndex<K>, obj: &K) {
+    if let Some(uid) = controller_uid(obj.meta()) {
+        idx.entry(uid.to_owned())
+            .or_default()
+            .insert(ObjectRef::from_obj(obj));
+    }
+}
+
+/// UID of the controller owner reference of `meta`, if any.
+fn controller_uid(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<&str> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.uid.as_str())
+}
+
+/// One shared reflector: its store, its sync state and its event fan-out. Cheap to clone.
+pub struct Informer<K: Cached> {
+    inner: Arc<InformerInner<K>>,
+}
+
+impl<K: Cached> Clone for Informer<K> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<K: Cached> Informer<K> {
+    /// The store (read-only view). Objects are shared `Arc`s: never copy them to read.
+    pub fn store(&self) -> &Store<K> {
+        &self.inner.store
+    }
+
+    /// The sync handle to pass to [`crate::runner::run_controller`].
+    pub fn synced(&self) -> CacheSync {
+        self.inner.synced.clone()
+    }
+
+    /// Name of the cache (the resource's plural).
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The cached objects whose controller owner reference has `uid` (index lookup, no scan
+    /// of the store; controller-runtime's owner index). The index and the store change under
+    /// one lock, so an object being updated is never missing from the answer.
+    pub fn owned_by(&self, uid: &str) -> Vec<Arc<K>> {
+        let idx = lock(&self.inner.by_owner);
+        idx.get(uid)
+            .map(|set| set.iter().filter_map(|r| self.inner.store.get(r)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Every change from now on, in order, after the store shows it. The channel is
+    /// unbounded (a slow subscriber never stalls the informer) and is dropped from the
+    /// fan-out when the receiver is dropped.
+    pub fn subscribe(&self) -> UnboundedReceiver<CacheEvent<K>> {
+        let (tx, rx) = unbounded();
+        lock(&self.inner.subscribers).push(tx);
+        rx
+    }
+
+    /// A stream of the objects to reconcile for a controller whose primary kind this is
+    /// (`Controller::for_shared_stream`): on first poll, every object in the store, then every
+    /// added or modified object. Build the controller before the cache syncs; the runner polls
+    /// it only after the sync.
+    pub fn applied_objects(&self) -> impl Stream<Item = Arc<K>> + Send + 'static {
+        let this = self.clone();
+        futures::stream::once(async move {
+            let rx = this.subscribe();
+            let existing = this.store().state();
+            futures::stream::iter(existing).chain(rx.filter_map(|ev| async move {
+                match ev {
+                    CacheEvent::Apply(o) => Some(o),
+                    CacheEvent::Delete(_) => None,
+                }
+            }))
+        })
+        .flatten()
+    }
+
+    fn publish(&self, ev: CacheEvent<K>) {
+        lock(&self.inner.subscribers).retain(|tx| tx.unbounded_send(ev.clone()).is_ok());
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Drops what no controller reads before an object is cached.
+fn slim<K: Resource>(obj: &mut K) {
+    obj.meta_mut().managed_fields = None;
+}
+
+struct CacheInner {
+    client: Client,
+    namespace: Option<String>,
+    readiness: Readiness,
+    stop: CancellationToken,
+    informers: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+/// The process-wide cache. Cheap to clone; every clone shares the informers.
+#[derive(Clone)]
+pub struct SharedCache {
+    inner: Arc<CacheInner>,
+}
+
+impl std::fmt::Debug for SharedCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedCache")
+            .field("namespace", &self.inner.namespace)
+            .field("informers", &lock(&self.inner.informers).len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedCache {
+    /// A cache reading through `client`, restricted to `namespace` for namespaced kinds when
+    /// set; informers report their sync to `readiness` and stop when `stop` is cancelled.
+    pub fn new(
+        client: Client,
+        namespace: Option<String>,
+        readiness: Readiness,
+        stop: CancellationToken,
+    ) -> Self {
+        Self {
+            inner: Arc::new(CacheInner {
+                client,
+                namespace,
+                readiness,
+                stop,
+                informers: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The shared informer of namespaced kind `K`, started on first use.
+    /// Must be called inside a Tokio runtime.
+    pub fn informer<K>(&self) -> Informer<K>
+    where
+        K: Cached + Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        self.get_or_start(|client, ns| match ns {
+            Some(ns) => Api::namespaced(client, ns),
+            None => Api::all(client),
+        })
+    }
+
+    /// The shared informer of cluster-scoped kind `K` (e.g. nodes), started on first use.
+    pub fn cluster_informer<K>(&self) -> Informer<K>
+    where
+        K: Cached + Resource<Scope = k8s_openapi::ClusterResourceScope>,
+    {
+        self.get_or_start(|client, _| Api::all(client))
+    }
+
+    /// How many informers have been started.
+    pub fn len(&self) -> usize {
+        lock(&self.inner.informers).len()
+    }
+
+    /// Whether no informer has been started yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn get_or_start<K: Cached>(
+        &self,
+        api: impl FnOnce(Client, Option<&str>) -> Api<K>,
+    ) -> Informer<K> {
+        let mut map = lock(&self.inner.informers);
+        if let Some(inf) = map
+            .get(&TypeId::of::<K>())
+            .and_then(|e| e.downcast_ref::<Informer<K>>())
+        {
+            return inf.clone();
+        }
+        let name = K::plural(&()).into_owned();
+        let writer: Writer<K> = Writer::default();
+        let (tx, rx) = watch::channel(false);
+        let informer = Informer {
+            inner: Arc::new(InformerInner {
+                name: name.clone(),
+                store: writer.as_reader(),
+                synced: CacheSync::new(&name, rx),
+                subscribers: Mutex::new(Vec::new()),
+                by_owner: Mutex::new(HashMap::new()),
+            }),
+        };
+        map.insert(TypeId::of::<K>(), Arc::new(informer.clone()));
+        drop(map);
+
+        let api = api(self.inner.client.clone(), self.inner.namespace.as_deref());
+        let check = format!("cache-{name}");
+        self.inner.readiness.add_pending(&check);
+        let driver = drive(
+            api,
+            informer.clone(),
+            writer,
+            tx,
+            self.inner.readiness.clone(),
+            check,
+        );
+        let stop = self.inner.stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = driver => {}
+                () = stop.cancelled() => {}
+            }
+        });
+        tracing::debug!(cache = %name, "informer started");
+        informer
+    }
+}
+
+/// Keeps one informer's store in step with the API server until the watch stream ends.
+async fn drive<K: Cached>(
+    api: Api<K>,
+    informer: Informer<K>,
+    mut writer: Writer<K>,
+    synced: watch::Sender<bool>,
+    readiness: Readiness,
+    check: String,
+) {
+    let name = informer.name().to_owned();
+    let mut stream = watcher(api, watcher::Config::default().any_semantic())
+        .default_backoff()
+        .boxed();
+    let mut listed = 0usize;
+    while let Some(event) = stream.next().await {
+        let mut event = match event {
+            Ok(ev) => ev,
+            Err(e) => {
+                tracing::warn!(cache = %name, error = %e, "watch error (retrying with backoff)");
+                continue;
+            }
+        };
+        match &mut event {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) | watcher::Event::Delete(o) => {
+                slim(o)
+            }
+            watcher::Event::Init | watcher::Event::InitDone => {}
+        }
+        match event {
+            watcher::Event::Init => {
+                listed = 0;
+                writer.apply_watcher_event(&watcher::Event::Init);
+            }
+            watcher::Event::InitApply(o) => {
+                listed += 1;
+                writer.apply_watcher_event(&watcher::Event::InitApply(o));
+            }
+            watcher::Event::InitDone => {
+                let before: HashMap<ObjectRef<K>, Arc<K>> = informer
+                    .store()
+                    .state()
+                    .into_iter()
+                    .map(|o| (ObjectRef::from_obj(o.as_ref()), o))
+                    .collect();
+                let after = {
+                    let mut idx = lock(&informer.inner.by_owner);
+                    writer.apply_watcher_event(&watcher::Event::InitDone);
+                    let after = informer.store().state();
+                    idx.clear();
+                    for obj in &after {
+                        index_add(&mut idx, obj.as_ref());
+                    }
+                    after
+                };
+                let mut seen = std::collections::HashSet::with_capacity(after.len());
+                for obj in after {
+                    let key = ObjectRef::from_obj(obj.as_ref());
+                    let changed = before
+                        .get(&key)
+                        .is_none_or(|old| old.resource_version() != obj.resource_version());
+                    seen.insert(key);
+                    if changed {
+                        informer.publish(CacheEvent::Apply(obj));
+                    }
+                }
+                for (key, old) in before {
+                    if !seen.contains(&key) {
+                        informer.publish(CacheEvent::Delete(old));
+                    }
+                }
+                if !*synced.borrow() {
+                    tracing::info!(cache = %name, objects = listed, "cache synced");
+                    readiness.mark_done(&check);
+                    let _ = synced.send(true);
+                } else {
+                    tracing::debug!(cache = %name, objects = listed, "cache re-listed");
+                }
+            }
+            watcher::Event::Apply(o) => {
+                let key = ObjectRef::from_obj(&o);
+                {
+                    let mut idx = lock(&informer.inner.by_owner);
+                    if let Some(old) = informer.store().get(&key)
+                        && controller_uid(old.meta()) != controller_uid(o.meta())
+                    {
+                        index_remove(&mut idx, old.as_ref());
+                    }
+                    index_add(&mut idx, &o);
+                    writer.apply_watcher_event(&watcher::Event::Apply(o));
+                }
+                if let Some(stored) = informer.store().get(&key) {
+                    informer.publish(CacheEvent::Apply(stored));
+                }
+            }
+            watcher::Event::Delete(o) => {
+                {
+                    let mut idx = lock(&informer.inner.by_owner);
+                    if let Some(old) = informer.store().get(&ObjectRef::from_obj(&o)) {
+                        index_remove(&mut idx, old.as_ref());
+                    }
+                    index_remove(&mut idx, &o);
+                    writer.apply_watcher_event(&watcher::Event::Delete(o.clone()));
+                }
+                informer.publish(CacheEvent::Delete(Arc::new(o)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

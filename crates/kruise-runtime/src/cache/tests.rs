@@ -1,0 +1,230 @@
+//! The shared cache and the runner's cache-sync gate, against a scripted API whose pod list is
+//! slow or never answers.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Pod;
+use kruise_api::apps::v1alpha1::CloneSet;
+use kube::runtime::Controller;
+use kube::runtime::controller::Action;
+use serde_json::json;
+
+use crate::features::FeatureGates;
+use crate::runner::{self as runtime, Context, ControllerConfig};
+use crate::testing::{ListReply, ScriptedApi};
+
+const CLONESETS: &str = "/apis/apps.kruise.io/v1alpha1/clonesets";
+const PODS: &str = "/api/v1/pods";
+
+fn cloneset() -> serde_json::Value {
+    json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "web", "namespace": "default", "uid": "cs-uid", "resourceVersion": "5"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "main", "image": "nginx"}]}}}})
+}
+
+fn context(api: &ScriptedApi, sync_timeout: Duration) -> Arc<Context> {
+    let config = ControllerConfig {
+        cache_sync_timeout: sync_timeout,
+        ..ControllerConfig::default()
+    };
+    Arc::new(Context::new(api.client(), FeatureGates::default(), config))
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Call {
+    at: Duration,
+    pods_synced: bool,
+}
+
+type Running = tokio::task::JoinHandle<Result<(), runtime::Error>>;
+
+/// Runs a controller for CloneSets that reads the pod cache; returns its task and the calls.
+fn start(ctx: &Arc<Context>) -> (Running, Arc<Mutex<Vec<Call>>>) {
+    let clonesets = ctx.cache.informer::<CloneSet>();
+    let pods = ctx.cache.informer::<Pod>();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let start = Instant::now();
+    let controller =
+        Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone());
+    let caches = vec![clonesets.synced(), pods.synced()];
+    let recorded = calls.clone();
+    let reconcile = move |_cs: Arc<CloneSet>, _ctx: Arc<Context>| {
+        let recorded = recorded.clone();
+        let pods = pods.clone();
+        async move {
+            recorded.lock().unwrap().push(Call {
+                at: start.elapsed(),
+                pods_synced: pods.synced().is_synced(),
+            });
+            Ok::<_, std::io::Error>(Action::await_change())
+        }
+    };
+    let handle = tokio::spawn(runtime::run_controller(
+        ctx.clone(),
+        "test",
+        2,
+        controller,
+        caches,
+        reconcile,
+    ));
+    (handle, calls)
+}
+
+#[tokio::test]
+async fn no_reconcile_before_a_slow_pod_list_completes() {
+    let api = ScriptedApi::new();
+    api.list(CLONESETS, ListReply::Now(vec![cloneset()]));
+    api.list(PODS, ListReply::After(Duration::from_millis(1500), vec![]));
+    let ctx = context(&api, Duration::from_secs(30));
+    let (handle, calls) = start(&ctx);
+
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        calls.lock().unwrap().is_empty(),
+        "reconciled before the pod cache synced"
+    );
+    let failing = ctx.readiness.failing();
+    assert!(
+        failing.contains(&"cache-pods".to_string()),
+        "readyz: {failing:?}"
+    );
+    assert!(
+        !failing.contains(&"cache-clonesets".to_string()),
+        "readyz: {failing:?}"
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while calls.lock().unwrap().is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let calls = calls.lock().unwrap().clone();
+    assert!(
+        !calls.is_empty(),
+        "never reconciled after the caches synced"
+    );
+    for c in &calls {
+        assert!(
+            c.pods_synced,
+            "reconcile at {:?} saw an unsynced pod cache",
+            c.at
+        );
+        assert!(
+            c.at >= Duration::from_millis(1500),
+            "reconcile at {:?}",
+            c.at
+        );
+    }
+    assert!(
+        !ctx.readiness
+            .failing()
+            .iter()
+            .any(|c| c.starts_with("cache-")),
+        "caches synced but readyz says {:?}",
+        ctx.readiness.failing()
+    );
+    ctx.shutdown.cancel();
+    handle.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_cache_that_never_syncs_stops_the_controller_naming_it() {
+    let api = ScriptedApi::new();
+    api.list(CLONESETS, ListReply::Now(vec![cloneset()]));
+    api.list(PODS, ListReply::Never);
+    let ctx = context(&api, Duration::from_millis(400));
+    let (handle, calls) = start(&ctx);
+    let err = tokio::time::timeout(Duration::from_secs(10), handle)
+        .await
+        .expect("run_controller returns after the sync timeout")
+        .unwrap()
+        .expect_err("a cache that never syncs is fatal");
+    let msg = err.to_string();
+    assert!(msg.contains("controller test"), "{msg}");
+    assert!(msg.contains("timed out"), "{msg}");
+    assert!(msg.contains("pods"), "{msg}");
+    assert!(!msg.contains("clonesets"), "synced cache named: {msg}");
+    assert!(calls.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn informers_are_shared_per_type_and_slim() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "uid": "u1", "resourceVersion": "3",
+            "managedFields": [{"manager": "kubectl", "operation": "Apply"}]},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    let api = ScriptedApi::new();
+    api.list(PODS, ListReply::Now(vec![pod]));
+    let ctx = context(&api, Duration::from_secs(5));
+    let a = ctx.cache.informer::<Pod>();
+    let b = ctx.cache.informer::<Pod>();
+    assert_eq!(ctx.cache.len(), 1, "one informer per type");
+    assert!(
+        crate::cache::wait_for_cache_sync(&[a.synced()], Duration::from_secs(5))
+            .await
+            .is_ok()
+    );
+    assert!(b.synced().is_synced(), "both handles share the sync state");
+    let stored = b.store().state();
+    assert_eq!(stored.len(), 1);
+    assert!(
+        stored[0].metadata.managed_fields.is_none(),
+        "managedFields kept"
+    );
+    let lists = api
+        .seen()
+        .iter()
+        .filter(|s| s.path == PODS && !s.watch)
+        .count();
+    assert_eq!(lists, 1, "one list for two users");
+    ctx.shutdown.cancel();
+}
+
+#[tokio::test]
+async fn owned_by_reads_the_owner_index() {
+    let pod = |name: &str, owner: Option<&str>| {
+        let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": format!("u-{name}"),
+                "resourceVersion": "3"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        if let Some(uid) = owner {
+            p["metadata"]["ownerReferences"] = json!([
+                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "x",
+                 "uid": "other", "controller": false},
+                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web",
+                 "uid": uid, "controller": true}]);
+        }
+        p
+    };
+    let api = ScriptedApi::new();
+    api.list(
+        PODS,
+        ListReply::Now(vec![
+            pod("a", Some("cs-1")),
+            pod("b", Some("cs-1")),
+            pod("c", Some("cs-2")),
+            pod("d", None),
+        ]),
+    );
+    let ctx = context(&api, Duration::from_secs(5));
+    let pods = ctx.cache.informer::<Pod>();
+    crate::cache::wait_for_cache_sync(&[pods.synced()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    let mut names: Vec<String> = pods
+        .owned_by("cs-1")
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(pods.owned_by("cs-2").len(), 1);
+    assert!(
+        pods.owned_by("other").is_empty(),
+        "only controller references are indexed"
+    );
+    assert!(pods.owned_by("nobody").is_empty());
+    ctx.shutdown.cancel();
+}

@@ -1,0 +1,21 @@
+//! # kruise-runtime
+//!
+//! What every controller and webhook of a kruise-rs process shares:
+//! [`cache`] (one informer per resource type, indexes, sync gate), [`runner`] (the [`Context`]
+//! and [`run_controller`](runner::run_controller): workers, metrics, retries, WaitForCacheSync),
+//! [`leader`] (Lease leader election), [`metrics`] (controller-runtime compatible Prometheus
+//! metrics), [`restmetrics`] (client-go's request metrics), [`events`] (Kubernetes Events),
+//! [`features`] (OpenKruise feature gates) and [`server`] (`/healthz`, `/readyz`, `/metrics`).
+
+pub mod cache;
+pub mod events;
+pub mod features;
+pub mod leader;
+pub mod metrics;
+pub mod restmetrics;
+pub mod runner;
+pub mod server;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use runner::Context;

@@ -1,0 +1,478 @@
+//! Controller runner glue: the shared [`Context`] every controller receives and
+//! [`run_controller`], which drives a [`kube::runtime::Controller`] with N workers, records the
+//! controller-runtime metrics and applies the standard per-object retry backoff.
+//!
+//! # Contract for controllers (stable)
+//!
+//! A controller module exposes a set-up function that `main.rs` calls at start-up, before
+//! leader election, through its registry line; it returns the future `main.rs` runs once this
+//! replica leads:
+//!
+//! ```ignore
+//! pub fn setup(ctx: &Arc<Context>, …) -> impl Future<Output = Result<(), runtime::Error>> + Send + 'static;
+//! ```
+//!
+//! Set-up takes the informers it reads from the shared cache ([`Context::cache`], started at
+//! once so they fill while the replica waits for the Lease) and builds its
+//! [`kube::runtime::Controller`] from them; the future hands both to [`run_controller`], which
+//! starts no reconcile before every listed cache has synced and returns once the manager shuts
+//! down (`ctx.shutdown` cancelled) and every in-flight reconcile has finished:
+//!
+//! ```ignore
+//! pub fn setup(ctx: &Arc<Context>) -> impl Future<Output = Result<(), runtime::Error>> + Send + 'static {
+//!     let ctx = ctx.clone();
+//!     let clonesets = ctx.cache.informer::<CloneSet>();
+//!     let pods = ctx.cache.informer::<Pod>();
+//!     let caches = vec![clonesets.synced(), pods.synced()];
+//!     let controller =
+//!         Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone());
+//!     async move { runtime::run_controller(ctx, "cloneset", 3, controller, caches, reconcile).await }
+//! }
+//!
+//! // Any error type implementing std::error::Error + Send + Sync + 'static works.
+//! async fn reconcile(cs: Arc<CloneSet>, ctx: Arc<Context>) -> Result<Action, MyError> { … }
+//! ```
+//!
+//! What the reconcile function returns decides the follow-up, mirroring controller-runtime's
+//! `reconcile.Result` handling:
+//!
+//! | reconcile returns                        | metric `result` label | follow-up                                           |
+//! |------------------------------------------|-----------------------|-----------------------------------------------------|
+//! | `Ok(Action::await_change())`             | `success`             | backoff forgotten; next watch event                 |
+//! | `Ok(Action::requeue(d))`, `d > 0`        | `requeue_after`       | backoff forgotten; reconcile again after `d`        |
+//! | `Ok(Action::requeue(Duration::ZERO))`    | `requeue`             | rate-limited retry (per-object backoff, see below)  |
+//! | `Err(e)`                                 | `error`               | logged, rate-limited retry (per-object backoff)     |
+//!
+//! The per-object backoff is controller-runtime's default item limiter: `5ms * 2^failures`,
+//! capped at 1000s; a `success`/`requeue_after` outcome resets it.
+//!
+//! [`Context`] fields are public: `client`, `gates` ([`FeatureGates`]), `metrics` ([`Metrics`]),
+//! `recorder` ([`EventRecorder`]), `shutdown` ([`CancellationToken`], cancelled on SIGTERM/SIGINT
+//! or lost leadership), `readiness` ([`Readiness`]), `cache` ([`SharedCache`]) and `config`
+//! ([`ControllerConfig`]: `expectation_timeout`, `namespace`,
+//! `cache_sync_timeout`). Tests build one with [`Context::new`].
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::runtime::Controller;
+use kube::runtime::controller::Action;
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+pub use tokio_util::sync::CancellationToken;
+
+use crate::cache::{CacheSync, SharedCache};
+use crate::events::EventRecorder;
+use crate::features::FeatureGates;
+use crate::metrics::{Metrics, ReconcileResult};
+use crate::server::Readiness;
+
+/// Errors of the controller runtime and of controller entry points (`run`).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A Kubernetes API call made while setting a controller up failed.
+    #[error("kubernetes API error: {0}")]
+    Kube(#[from] kube::Error),
+    /// The controller's watch caches never became ready before shutdown.
+    #[error("controller {controller}: caches did not sync: {reason}")]
+    CacheSync {
+        /// Controller name.
+        controller: String,
+        /// Why.
+        reason: String,
+    },
+    /// Any other fatal controller failure.
+    #[error("controller {controller}: {reason}")]
+    Fatal {
+        /// Controller name.
+        controller: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Static knobs of the controllers, filled from the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerConfig {
+    /// How long an unsatisfied scale/resource-version expectation is trusted before it is
+    /// considered leaked (`--expectation-timeout`, default 5 minutes).
+    pub expectation_timeout: Duration,
+    /// Restrict the watches to one namespace (`--namespace`, OpenKruise's flag of the same
+    /// name); `None` watches the whole cluster.
+    pub namespace: Option<String>,
+    /// How long a controller waits for the caches it reads to complete their initial list
+    /// before the manager gives up and exits (`--cache-sync-timeout`, controller-runtime's
+    /// `CacheSyncTimeout`, default 2 minutes).
+    pub cache_sync_timeout: Duration,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        Self {
+            expectation_timeout: Duration::from_secs(300),
+            namespace: None,
+            cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
+        }
+    }
+}
+
+/// controller-runtime's default `CacheSyncTimeout`.
+pub const DEFAULT_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Everything a controller's reconcile function needs, shared by all controllers.
+#[derive(Clone)]
+pub struct Context {
+    /// API client.
+    pub client: Client,
+    /// Effective feature gates (defaults, flags and dependency rules applied).
+    pub gates: FeatureGates,
+    /// Prometheus metrics of the manager.
+    pub metrics: Arc<Metrics>,
+    /// Event recorder reporting as `kruise-manager`.
+    pub recorder: EventRecorder,
+    /// Cancelled when the manager shuts down (signal or lost leadership).
+    pub shutdown: CancellationToken,
+    /// Readiness shared with `/readyz`; [`run_controller`] registers each controller's caches.
+    pub readiness: Readiness,
+    /// Controller knobs from the command line.
+    pub config: ControllerConfig,
+    /// The process-wide informer cache every controller reads from (see [`crate::cache`]).
+    pub cache: SharedCache,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("gates", &self.gates)
+            .field("config", &self.config)
+            .field("shutdown", &self.shutdown.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// A context with fresh metrics, a recorder for `client`, a new shutdown token and
+    /// readiness flag. Fields can be replaced afterwards (they are public).
+    /// The [`SharedCache`] watches `config.namespace` (or the cluster), reports to the new
+    /// readiness and stops with the new shutdown token.
+    pub fn new(client: Client, gates: FeatureGates, config: ControllerConfig) -> Self {
+        let shutdown = CancellationToken::new();
+        let readiness = Readiness::new();
+        Self {
+            recorder: EventRecorder::new(client.clone()),
+            cache: SharedCache::new(
+                client.clone(),
+                config.namespace.clone(),
+                readiness.clone(),
+                shutdown.clone(),
+            ),
+            client,
+            gates,
+            metrics: Arc::new(Metrics::new()),
+            shutdown,
+            readiness,
+            config,
+        }
+    }
+}
+
+/// How often the cache-sync watcher re-checks the controller's store.
+const CACHE_POLL: Duration = Duration::from_millis(250);
+
+/// Base delay of the per-object retry backoff (controller-runtime: 5ms).
+pub const BACKOFF_BASE: Duration = Duration::from_millis(5);
+/// Cap of the per-object retry backoff (controller-runtime: 1000s).
+pub const BACKOFF_MAX: Duration = Duration::from_secs(1000);
+
+/// Delay before the next retry of an object that has failed `failures` times before this
+/// failure: `5ms * 2^failures`, capped at 1000s (controller-runtime's per-item exponential
+/// limiter).
+pub fn item_backoff(failures: u32) -> Duration {
+    // 2^18 * 5ms ≈ 1310s already exceeds the cap.
+    if failures >= 18 {
+        return BACKOFF_MAX;
+    }
+    (BACKOFF_BASE * (1u32 << failures)).min(BACKOFF_MAX)
+}
+
+/// The action asking for a rate-limited retry (controller-runtime's `Result{Requeue: true}`).
+pub fn requeue_rate_limited() -> Action {
+    Action::requeue(Duration::ZERO)
+}
+
+/// The metric label of a successful reconcile's action (see the module table).
+pub fn classify(action: &Action) -> ReconcileResult {
+    if *action == Action::await_change() {
+        ReconcileResult::Success
+    } else if *action == requeue_rate_limited() {
+        ReconcileResult::Requeue
+    } else {
+        ReconcileResult::RequeueAfter
+    }
+}
+
+type ObjectKey = (String, String);
+
+/// Per-object failure counts and the set of objects waiting for a rate-limited retry.
+#[derive(Debug, Default)]
+struct RateLimiter {
+    failures: Mutex<HashMap<ObjectKey, u32>>,
+}
+
+impl RateLimiter {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, u32>> {
+        self.failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Next delay for `key`, counting this failure.
+    fn when(&self, key: ObjectKey) -> Duration {
+        let mut map = self.lock();
+        let n = map.entry(key).or_insert(0);
+        let delay = item_backoff(*n);
+        *n = n.saturating_add(1);
+        delay
+    }
+
+    fn forget(&self, key: &ObjectKey) {
+        self.lock().remove(key);
+    }
+
+    fn pending(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+fn key_of<K: Resource>(obj: &K) -> ObjectKey {
+    (obj.namespace().unwrap_or_default(), obj.name_any())
+}
+
+/// Runs `controller` with `workers` concurrent reconciles until `ctx.shutdown` is cancelled and
+/// the in-flight reconciles have finished.
+///
+/// **No reconcile before the caches are synced**: `caches` lists every cache the reconcile
+/// function reads (the controller's primary informer included when it comes from the
+/// [`SharedCache`]). The controller is not started — no trigger is processed, no worker runs —
+/// until all of them have completed their initial list, as controller-runtime's
+/// `WaitForCacheSync`; `/readyz` reports `<name>-cache` failing meanwhile. If they have not
+/// synced within `ctx.config.cache_sync_timeout`, or shutdown comes first, the function returns
+/// without reconciling anything.
+///
+/// Per reconcile it records `controller_runtime_reconcile_total{controller=name,result}`,
+/// `…_errors_total`, `…_reconcile_time_seconds`, `…_active_workers`, `workqueue_adds_total`
+/// and, for retries, `workqueue_retries_total`; `workqueue_depth` reads the number of objects
+/// waiting for a rate-limited retry. Until the controller's main cache has synced, `/readyz`
+/// reports the check `<name>-cache` as failing. Errors are logged with the object and retried
+/// with [`item_backoff`]; see the module docs for how returned actions are treated.
+///
+/// # Errors
+/// [`Error::CacheSync`] naming the caches that did not sync in time (the manager exits
+/// non-zero with that message rather than run half-blind). Reconcile errors are retried and
+/// watch errors logged and retried by kube.
+pub async fn run_controller<K, F, Fut, E>(
+    ctx: Arc<Context>,
+    name: &'static str,
+    workers: u16,
+    controller: Controller<K>,
+    caches: Vec<CacheSync>,
+    reconcile: F,
+) -> Result<(), Error>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    F: Fn(Arc<K>, Arc<Context>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let workers = workers.max(1);
+    let metrics = ctx.metrics.clone();
+    metrics.register_controller(name, workers);
+    let depth = metrics.workqueue_depth(name);
+    let active = metrics.active_workers(name);
+    let limiter = Arc::new(RateLimiter::default());
+
+    // Readiness: the controller's caches, then its main store.
+    let cache_check = format!("{name}-cache");
+    ctx.readiness.add_pending(&cache_check);
+    if !caches.is_empty() {
+        let names: Vec<&str> = caches.iter().map(CacheSync::name).collect();
+        tracing::info!(controller = name, caches = ?names, "waiting for caches to sync");
+        let timeout = ctx.config.cache_sync_timeout;
+        tokio::select! {
+            res = crate::cache::wait_for_cache_sync(&caches, timeout) => {
+                if let Err(reason) = res {
+                    return Err(Error::CacheSync { controller: name.to_owned(), reason });
+                }
+            }
+            () = ctx.shutdown.cancelled() => {
+                tracing::info!(controller = name, "shutdown before the caches synced");
+                return Ok(());
+            }
+        }
+    }
+    let store = controller.store();
+    let readiness = ctx.readiness.clone();
+    let shutdown = ctx.shutdown.clone();
+    tokio::spawn(async move {
+        // The store's readiness future only keeps the waker of its latest poller, and the
+        // controller's own applier polls it too; so poll in short rounds instead of parking once.
+        loop {
+            let round = tokio::time::timeout(CACHE_POLL, store.wait_until_ready());
+            tokio::select! {
+                res = round => match res {
+                    Ok(Ok(())) => {
+                        tracing::info!(controller = name, "caches synced");
+                        readiness.mark_done(&cache_check);
+                        return;
+                    }
+                    // The writer is gone: the controller stopped.
+                    Ok(Err(_)) => return,
+                    Err(_) => {}
+                },
+                () = shutdown.cancelled() => return,
+            }
+        }
+    });
+
+    let reconcile = Arc::new(reconcile);
+    let reconcile_fn = {
+        let metrics = metrics.clone();
+        let limiter = limiter.clone();
+        let depth = depth.clone();
+        move |obj: Arc<K>, ctx: Arc<Context>| {
+            let metrics = metrics.clone();
+            let limiter = limiter.clone();
+            let depth = depth.clone();
+            let active = active.clone();
+            let reconcile = reconcile.clone();
+            async move {
+                let key = key_of(obj.as_ref());
+                metrics.workqueue_add(name);
+                active.inc();
+                let start = Instant::now();
+                let res = reconcile(obj, ctx).await;
+                let elapsed = start.elapsed();
+                active.dec();
+                let res = match res {
+                    Ok(action) => {
+                        let result = classify(&action);
+                        metrics.observe_reconcile(name, result, elapsed);
+                        if result == ReconcileResult::Requeue {
+                            metrics.workqueue_retry(name);
+                            Ok(Action::requeue(limiter.when(key)))
+                        } else {
+                            limiter.forget(&key);
+                            Ok(action)
+                        }
+                    }
+                    Err(err) => {
+                        metrics.observe_reconcile(name, ReconcileResult::Error, elapsed);
+                        Err(err)
+                    }
+                };
+                depth.set(i64::try_from(limiter.pending()).unwrap_or(i64::MAX));
+                res
+            }
+        }
+    };
+    let error_policy = {
+        let metrics = metrics.clone();
+        let limiter = limiter.clone();
+        move |obj: Arc<K>, err: &E, _ctx: Arc<Context>| {
+            let key = key_of(obj.as_ref());
+            let delay = limiter.when(key.clone());
+            metrics.workqueue_retry(name);
+            depth.set(i64::try_from(limiter.pending()).unwrap_or(i64::MAX));
+            tracing::error!(
+                controller = name,
+                namespace = %key.0,
+                name = %key.1,
+                error = %err,
+                retry_in = ?delay,
+                "Reconciler error"
+            );
+            Action::requeue(delay)
+        }
+    };
+
+    tracing::info!(controller = name, workers, "starting controller");
+    controller
+        .with_config(kube::runtime::controller::Config::default().concurrency(workers))
+        .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned())
+        .run(reconcile_fn, error_policy, ctx.clone())
+        .for_each(|res| async move {
+            use kube::runtime::controller::Error as CErr;
+            match res {
+                Ok(_) | Err(CErr::ReconcilerFailed(..)) => {}
+                Err(CErr::ObjectNotFound(obj)) => {
+                    tracing::debug!(controller = name, object = %obj, "object gone before reconcile");
+                }
+                Err(err) => tracing::warn!(controller = name, error = %err, "controller stream error"),
+            }
+        })
+        .await;
+    tracing::info!(controller = name, "controller stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_matches_controller_runtime() {
+        let table = [
+            (0, Duration::from_millis(5)),
+            (1, Duration::from_millis(10)),
+            (2, Duration::from_millis(20)),
+            (10, Duration::from_millis(5120)),
+            (17, Duration::from_millis(655_360)),
+            (18, BACKOFF_MAX),
+            (u32::MAX, BACKOFF_MAX),
+        ];
+        for (n, want) in table {
+            assert_eq!(item_backoff(n), want, "failures={n}");
+        }
+    }
+
+    #[test]
+    fn backoff_is_monotonic_and_capped() {
+        let mut prev = Duration::ZERO;
+        for n in 0..64 {
+            let d = item_backoff(n);
+            assert!(d >= prev && d <= BACKOFF_MAX);
+            prev = d;
+        }
+    }
+
+    #[test]
+    fn classify_actions() {
+        assert_eq!(classify(&Action::await_change()), ReconcileResult::Success);
+        assert_eq!(classify(&requeue_rate_limited()), ReconcileResult::Requeue);
+        assert_eq!(
+            classify(&Action::requeue(Duration::from_secs(3))),
+            ReconcileResult::RequeueAfter
+        );
+    }
+
+    #[test]
+    fn limiter_counts_and_forgets() {
+        let l = RateLimiter::default();
+        let k = ("ns".to_string(), "a".to_string());
+        assert_eq!(l.when(k.clone()), Duration::from_millis(5));
+        assert_eq!(l.when(k.clone()), Duration::from_millis(10));
+        assert_eq!(l.when(("ns".into(), "b".into())), Duration::from_millis(5));
+        assert_eq!(l.pending(), 2);
+        l.forget(&k);
+        assert_eq!(l.when(k), Duration::from_millis(5));
+    }
+}

@@ -1,0 +1,41 @@
+//! Admission webhooks (OpenKruise v1.9 paths and rules).
+//!
+//! Handlers are plain async functions `fn(&Request, &HandlerContext) -> Response` per kind:
+//! [`cloneset`] (`/mutate-apps-kruise-io-v1alpha1-cloneset`,
+//! `/validate-apps-kruise-io-v1alpha1-cloneset`), [`statefulset`]
+//! (`/mutate-apps-kruise-io-statefulset`, `/validate-apps-kruise-io-statefulset`) and [`pod`]
+//! (`/mutate-pod`); [`conversion`] answers `/convert` for every kind served in two versions. Mutating handlers answer with a JSON patch; denials name the field and the
+//! reason the way Kubernetes field errors read.
+
+/// An admission request carrying any object.
+pub type Request = kube::core::admission::AdmissionRequest<kube::core::DynamicObject>;
+/// An admission response.
+pub type Response = kube::core::admission::AdmissionResponse;
+
+/// What handlers may consult.
+pub struct HandlerContext {
+    /// Effective feature gates.
+    pub gates: kruise_runtime::features::FeatureGates,
+    /// API client for handlers that look objects up (e.g. `podsToDelete`); `None` in unit tests.
+    pub client: Option<kube::Client>,
+}
+
+/// Namespace kruise-manager runs in (`POD_NAMESPACE`, default `kruise-system`): where the
+/// certificate Secret lives, and whose pods `/mutate-pod` leaves alone.
+pub fn kruise_namespace() -> String {
+    std::env::var("POD_NAMESPACE")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "kruise-system".to_owned())
+}
+
+pub mod certs;
+pub mod cloneset;
+pub mod common;
+pub mod controller;
+pub mod conversion;
+pub mod field;
+pub mod pod;
+pub mod server;
+pub mod statefulset;
+pub mod support;

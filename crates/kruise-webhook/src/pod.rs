@@ -1,0 +1,92 @@
+//! Pod admission (`/mutate-pod`, pods CREATE): the skeleton of OpenKruise v1.9.0's pod mutating
+//! webhook with the `KruisePodReady` readiness gate and container launch priority
+//! ([`mutation`]). SidecarSet injection, WorkloadSpread, PodUnavailableBudget, PersistentPodState,
+//! enhanced liveness probe and PodProbeMarker steps are not implemented yet.
+
+pub mod mutation;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::core::admission::Operation;
+
+use crate::support::{
+    CODE_BAD_REQUEST, CODE_INTERNAL, allow, decode_object, defaults_patch, errored, patch_response,
+};
+use crate::{HandlerContext, Request, Response};
+
+/// `/mutate-pod`: on pod creation (not for subresources), injects the readiness gate and the
+/// container launch barrier env, answering with the JSON patch. Pods in `kube-system` and in the
+/// manager's namespace are left alone.
+pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
+    if req.operation != Operation::Create
+        || req.sub_resource.as_deref().is_some_and(|s| !s.is_empty())
+    {
+        return allow(req);
+    }
+    let mut pod: Pod = match decode_object(req) {
+        Ok(p) => p,
+        Err(e) => return errored(req, CODE_BAD_REQUEST, e),
+    };
+    if pod.metadata.namespace.as_deref().unwrap_or("").is_empty() {
+        pod.metadata.namespace = req.namespace.clone();
+    }
+    let ns = pod.metadata.namespace.clone().unwrap_or_default();
+    if mutation::is_excluded_namespace(&ns, &super::kruise_namespace()) {
+        return allow(req);
+    }
+    let original = pod.clone();
+    let mut changed = mutation::inject_readiness_gate(&ctx.gates, &mut pod);
+    if req.resource.resource == "pods" {
+        match mutation::launch_priorities(&pod) {
+            Err(e) => return errored(req, CODE_INTERNAL, e.to_string()),
+            Ok(Some(p)) => {
+                mutation::apply_launch_priorities(&mut pod, &p, &mutation::random_name_suffix());
+                changed = true;
+            }
+            Ok(None) => {}
+        }
+    }
+    if !changed {
+        return allow(req);
+    }
+    patch_response(req, defaults_patch(&original, &pod))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::{apply_patch, testing::request};
+    use kruise_runtime::features::FeatureGates;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn pod_handler_injects_gate_for_kruise_pods_only_outside_excluded_namespaces() {
+        let pod = |ns: &str| {
+            json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": ns, "ownerReferences": [
+                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cs", "uid": "u", "controller": true}]},
+            "spec": {"containers": [{"name": "a", "image": "x"}]}})
+        };
+        let ctx = HandlerContext {
+            gates: FeatureGates::default(),
+            client: None,
+        };
+        let resp = mutate(
+            &request("CREATE", "pods", "v1", Some(pod("ns")), None),
+            &ctx,
+        )
+        .await;
+        let patch: json_patch::Patch =
+            serde_json::from_slice(resp.patch.as_deref().unwrap()).unwrap();
+        let patched = apply_patch(&pod("ns"), &patch).unwrap();
+        assert_eq!(
+            patched["spec"]["readinessGates"],
+            json!([{"conditionType": "KruisePodReady"}])
+        );
+        let resp = mutate(
+            &request("CREATE", "pods", "v1", Some(pod("kube-system")), None),
+            &ctx,
+        )
+        .await;
+        assert!(resp.allowed && resp.patch.is_none());
+    }
+}
