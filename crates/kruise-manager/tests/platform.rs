@@ -21,7 +21,7 @@ use kruise_runtime::leader::{LeaderElectionConfig, LeaderElector};
 use kruise_runtime::runner::{self as runtime, Context, ControllerConfig};
 use kube::api::{ListParams, PostParams};
 use kube::runtime::controller::Action;
-use kube::runtime::{Controller, watcher};
+
 use kube::{Api, ResourceExt};
 
 async fn env() -> TestEnv {
@@ -193,13 +193,14 @@ async fn run_controller_records_metrics_retries_and_drains() {
             }
         }
     };
-    let controller = Controller::new(cms.clone(), watcher::Config::default());
+    let informer = ctx.cache.informer::<ConfigMap>();
+    let caches = vec![informer.synced()];
     let handle = tokio::spawn(runtime::run_controller(
         ctx.clone(),
         "cm-test",
         2,
-        controller,
-        Vec::new(),
+        runtime::Triggers::from_informer(&informer),
+        caches,
         reconcile,
     ));
 
@@ -248,7 +249,12 @@ async fn run_controller_records_metrics_retries_and_drains() {
         2.0
     );
     assert!(value(r#"workqueue_retries_total{name="cm-test"}"#) >= 3.0);
-    assert!(value(r#"workqueue_adds_total{name="cm-test"}"#) >= 6.0);
+    // client-go semantics: 4 objects added, 2 retries of "fail" and 1 of "ratelimited" added
+    // when their backoff fires; nothing waits once they are done ("later" is scheduled, as
+    // client-go's AddAfter, not queued).
+    assert!(value(r#"workqueue_adds_total{name="cm-test"}"#) >= 7.0);
+    assert_eq!(value(r#"workqueue_depth{name="cm-test"}"#), 0.0);
+    assert!(value(r#"workqueue_queue_duration_seconds_count{name="cm-test"}"#) >= 7.0);
     assert!(
         value(r#"controller_runtime_reconcile_time_seconds_count{controller="cm-test"}"#) >= 6.0
     );

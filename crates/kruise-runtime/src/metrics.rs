@@ -11,6 +11,7 @@
 //! | `workqueue_depth`                                     | gauge     | `name`                   |
 //! | `workqueue_adds_total`                                | counter   | `name`                   |
 //! | `workqueue_retries_total`                             | counter   | `name`                   |
+//! | `workqueue_queue_duration_seconds`                    | histogram | `name`                   |
 //! | `kruise_manager_is_leader`                            | gauge     | —                        |
 //! | `leader_election_slowpath_total`                      | counter   | `name`                   |
 //!
@@ -149,6 +150,13 @@ impl EncodeMetric for UntypedCounter {
     }
 }
 
+/// Buckets of `workqueue_queue_duration_seconds` (client-go's: 10ns × 10^0..11).
+fn queue_duration_histogram() -> Histogram {
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        1e-8, 10.0, 12,
+    ))
+}
+
 fn reconcile_histogram() -> Histogram {
     Histogram::new(RECONCILE_TIME_BUCKETS.iter().copied())
 }
@@ -165,6 +173,7 @@ pub struct Metrics {
     workqueue_depth: Family<NameLabels, Gauge>,
     workqueue_adds_total: Family<NameLabels, Counter>,
     workqueue_retries_total: Family<NameLabels, Counter>,
+    workqueue_queue_duration_seconds: Family<NameLabels, Histogram, fn() -> Histogram>,
     is_leader: Gauge,
     leader_slowpath_total: Family<NameLabels, Counter>,
     rest_client_requests_total: Family<RestLabels, Counter>,
@@ -197,6 +206,10 @@ impl Metrics {
         let workqueue_depth = Family::<NameLabels, Gauge>::default();
         let workqueue_adds_total = Family::<NameLabels, Counter>::default();
         let workqueue_retries_total = Family::<NameLabels, Counter>::default();
+        let workqueue_queue_duration_seconds =
+            Family::<NameLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                queue_duration_histogram,
+            );
         let is_leader = Gauge::default();
         let leader_slowpath_total = Family::<NameLabels, Counter>::default();
 
@@ -242,6 +255,11 @@ impl Metrics {
             workqueue_retries_total.clone(),
         );
         registry.register(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            workqueue_queue_duration_seconds.clone(),
+        );
+        registry.register(
             "kruise_manager_is_leader",
             "Gauge the leader of kruise-manager",
             is_leader.clone(),
@@ -268,6 +286,7 @@ impl Metrics {
             workqueue_depth,
             workqueue_adds_total,
             workqueue_retries_total,
+            workqueue_queue_duration_seconds,
             is_leader,
             leader_slowpath_total,
             rest_client_requests_total,
@@ -340,6 +359,8 @@ impl Metrics {
         self.workqueue_depth.get_or_create_owned(&n);
         self.workqueue_adds_total.get_or_create_owned(&n);
         self.workqueue_retries_total.get_or_create_owned(&n);
+        self.workqueue_queue_duration_seconds
+            .get_or_create_owned(&n);
     }
 
     /// Records one finished reconcile: `reconcile_total{result}` +1, `reconcile_errors_total`
@@ -374,6 +395,21 @@ impl Metrics {
         self.workqueue_depth.get_or_create_owned(&NameLabels {
             name: name.to_string(),
         })
+    }
+
+    /// The `workqueue_adds_total` counter of queue `name` (a shared handle).
+    pub fn workqueue_adds(&self, name: &str) -> Counter {
+        self.workqueue_adds_total.get_or_create_owned(&NameLabels {
+            name: name.to_string(),
+        })
+    }
+
+    /// The `workqueue_queue_duration_seconds` histogram of queue `name` (a shared handle).
+    pub fn workqueue_queue_duration(&self, name: &str) -> Histogram {
+        self.workqueue_queue_duration_seconds
+            .get_or_create_owned(&NameLabels {
+                name: name.to_string(),
+            })
     }
 
     /// `workqueue_adds_total{name}` +1.

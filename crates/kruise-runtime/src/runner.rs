@@ -8,25 +8,25 @@
 //! leader election, through its registry line; it returns the future `main.rs` runs once this
 //! replica leads:
 //!
-//! ```ignore
+//! ```text
 //! pub fn setup(ctx: &Arc<Context>, …) -> impl Future<Output = Result<(), runtime::Error>> + Send + 'static;
 //! ```
 //!
 //! Set-up takes the informers it reads from the shared cache ([`Context::cache`], started at
-//! once so they fill while the replica waits for the Lease) and builds its
-//! [`kube::runtime::Controller`] from them; the future hands both to [`run_controller`], which
+//! once so they fill while the replica waits for the Lease) and describes what triggers a
+//! reconcile ([`Triggers`]: the primary informer, plus owned objects mapped to their owner);
+//! the future hands both to [`run_controller`], which builds the kube-runtime `Controller`,
 //! starts no reconcile before every listed cache has synced and returns once the manager shuts
 //! down (`ctx.shutdown` cancelled) and every in-flight reconcile has finished:
 //!
-//! ```ignore
+//! ```text
 //! pub fn setup(ctx: &Arc<Context>) -> impl Future<Output = Result<(), runtime::Error>> + Send + 'static {
 //!     let ctx = ctx.clone();
 //!     let clonesets = ctx.cache.informer::<CloneSet>();
 //!     let pods = ctx.cache.informer::<Pod>();
 //!     let caches = vec![clonesets.synced(), pods.synced()];
-//!     let controller =
-//!         Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone());
-//!     async move { runtime::run_controller(ctx, "cloneset", 3, controller, caches, reconcile).await }
+//!     let triggers = Triggers::from_informer(&clonesets).reconcile_on(owner_refs_of(&pods));
+//!     async move { runtime::run_controller(ctx, "cloneset", 3, triggers, caches, reconcile).await }
 //! }
 //!
 //! // Any error type implementing std::error::Error + Send + Sync + 'static works.
@@ -58,13 +58,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use futures::stream::{BoxStream, Stream};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 pub use tokio_util::sync::CancellationToken;
 
-use crate::cache::{CacheSync, SharedCache};
+use crate::cache::{CacheSync, Cached, Informer, SharedCache};
 use crate::events::EventRecorder;
 use crate::features::FeatureGates;
 use crate::metrics::{Metrics, ReconcileResult};
@@ -242,6 +244,7 @@ impl RateLimiter {
         self.lock().remove(key);
     }
 
+    #[cfg(test)]
     fn pending(&self) -> usize {
         self.lock().len()
     }
@@ -251,7 +254,113 @@ fn key_of<K: Resource>(obj: &K) -> ObjectKey {
     (obj.namespace().unwrap_or_default(), obj.name_any())
 }
 
-/// Runs `controller` with `workers` concurrent reconciles until `ctx.shutdown` is cancelled and
+fn key_of_ref<K: Resource>(r: &ObjectRef<K>) -> ObjectKey {
+    (r.namespace.clone().unwrap_or_default(), r.name.clone())
+}
+
+/// What makes a controller reconcile an object: its primary objects (every object of the
+/// stream is reconciled; typically [`Informer::applied_objects`] of the shared cache) with the
+/// store reconciles read them from, plus streams of references to reconcile (owned objects
+/// mapped to their owner, periodic resyncs, …). [`run_controller`] builds the kube-runtime
+/// `Controller` from them and counts what enters its queue.
+pub struct Triggers<K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static> {
+    objects: BoxStream<'static, Arc<K>>,
+    store: Store<K>,
+    refs: Vec<BoxStream<'static, ObjectRef<K>>>,
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static> Triggers<K> {
+    /// Reconcile every object `objects` yields, reading them from `store`.
+    pub fn new(objects: impl Stream<Item = Arc<K>> + Send + 'static, store: Store<K>) -> Self {
+        Self {
+            objects: objects.boxed(),
+            store,
+            refs: Vec::new(),
+        }
+    }
+
+    /// Every object of a shared-cache informer, as it is added or changes.
+    pub fn from_informer(informer: &Informer<K>) -> Self
+    where
+        K: Cached,
+    {
+        Self::new(informer.applied_objects(), informer.store().clone())
+    }
+
+    /// Also reconcile every object `refs` names (kube-runtime's `Controller::reconcile_on`).
+    pub fn reconcile_on(mut self, refs: impl Stream<Item = ObjectRef<K>> + Send + 'static) -> Self {
+        self.refs.push(refs.boxed());
+        self
+    }
+}
+
+/// The work-queue accounting of one controller, as client-go's workqueue reports it:
+/// an object **added** while not already waiting counts once in `workqueue_adds_total` and
+/// waits (`workqueue_depth`) until a worker takes it, which observes the time it waited in
+/// `workqueue_queue_duration_seconds`. kube-runtime's scheduler merges requests internally, so
+/// the accounting is done on what enters it (the [`Triggers`]) and what leaves it (a reconcile
+/// starting): a reconcile of an object that was not waiting came from a requeue timer — the
+/// delayed add client-go counts when the timer fires.
+#[derive(Debug)]
+struct WorkQueue {
+    waiting: Mutex<HashMap<ObjectKey, Instant>>,
+    depth: prometheus_client::metrics::gauge::Gauge,
+    adds: prometheus_client::metrics::counter::Counter,
+    queue_duration: prometheus_client::metrics::histogram::Histogram,
+}
+
+impl WorkQueue {
+    fn new(metrics: &Metrics, name: &str) -> Self {
+        Self {
+            waiting: Mutex::default(),
+            depth: metrics.workqueue_depth(name),
+            adds: metrics.workqueue_adds(name),
+            queue_duration: metrics.workqueue_queue_duration(name),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, Instant>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A trigger asked for `key`.
+    fn add(&self, key: ObjectKey) {
+        let mut waiting = self.lock();
+        if let std::collections::hash_map::Entry::Vacant(e) = waiting.entry(key) {
+            e.insert(Instant::now());
+            self.adds.inc();
+        }
+        self.depth
+            .set(i64::try_from(waiting.len()).unwrap_or(i64::MAX));
+    }
+
+    /// A worker took `key`.
+    fn start(&self, key: &ObjectKey) {
+        let mut waiting = self.lock();
+        match waiting.remove(key) {
+            Some(since) => self.queue_duration.observe(since.elapsed().as_secs_f64()),
+            None => {
+                // A requeue timer fired: client-go adds it then, and a worker takes it at once.
+                self.adds.inc();
+                self.queue_duration.observe(0.0);
+            }
+        }
+        self.depth
+            .set(i64::try_from(waiting.len()).unwrap_or(i64::MAX));
+    }
+
+    /// `key` left the queue without a reconcile (the object is gone).
+    fn forget(&self, key: &ObjectKey) {
+        let mut waiting = self.lock();
+        waiting.remove(key);
+        self.depth
+            .set(i64::try_from(waiting.len()).unwrap_or(i64::MAX));
+    }
+}
+
+/// Runs the controller `triggers` describe with `workers` concurrent reconciles until `ctx.shutdown` is cancelled and
 /// the in-flight reconciles have finished.
 ///
 /// **No reconcile before the caches are synced**: `caches` lists every cache the reconcile
@@ -263,9 +372,10 @@ fn key_of<K: Resource>(obj: &K) -> ObjectKey {
 /// without reconciling anything.
 ///
 /// Per reconcile it records `controller_runtime_reconcile_total{controller=name,result}`,
-/// `…_errors_total`, `…_reconcile_time_seconds`, `…_active_workers`, `workqueue_adds_total`
-/// and, for retries, `workqueue_retries_total`; `workqueue_depth` reads the number of objects
-/// waiting for a rate-limited retry. Until the controller's main cache has synced, `/readyz`
+/// `…_errors_total`, `…_reconcile_time_seconds`, `…_active_workers` and, for retries,
+/// `workqueue_retries_total`; `workqueue_adds_total`, `workqueue_depth` (objects waiting for a
+/// worker) and `workqueue_queue_duration_seconds` follow client-go's workqueue (see the
+/// accounting on the triggers). Until the controller's main cache has synced, `/readyz`
 /// reports the check `<name>-cache` as failing. Errors are logged with the object and retried
 /// with [`item_backoff`]; see the module docs for how returned actions are treated.
 ///
@@ -277,7 +387,7 @@ pub async fn run_controller<K, F, Fut, E>(
     ctx: Arc<Context>,
     name: &'static str,
     workers: u16,
-    controller: Controller<K>,
+    triggers: Triggers<K>,
     caches: Vec<CacheSync>,
     reconcile: F,
 ) -> Result<(), Error>
@@ -296,7 +406,7 @@ where
     let workers = workers.max(1);
     let metrics = ctx.metrics.clone();
     metrics.register_controller(name, workers);
-    let depth = metrics.workqueue_depth(name);
+    let queue = Arc::new(WorkQueue::new(&metrics, name));
     let active = metrics.active_workers(name);
     let limiter = Arc::new(RateLimiter::default());
 
@@ -319,7 +429,20 @@ where
             }
         }
     }
-    let store = controller.store();
+    let Triggers {
+        objects,
+        store,
+        refs,
+    } = triggers;
+    let objects = {
+        let queue = queue.clone();
+        objects.inspect(move |o| queue.add(key_of(o.as_ref())))
+    };
+    let refs = {
+        let queue = queue.clone();
+        futures::stream::select_all(refs).inspect(move |r| queue.add(key_of_ref(r)))
+    };
+    let controller = Controller::for_shared_stream(objects, store.clone()).reconcile_on(refs);
     let readiness = ctx.readiness.clone();
     let shutdown = ctx.shutdown.clone();
     tokio::spawn(async move {
@@ -347,22 +470,22 @@ where
     let reconcile_fn = {
         let metrics = metrics.clone();
         let limiter = limiter.clone();
-        let depth = depth.clone();
+        let queue = queue.clone();
         move |obj: Arc<K>, ctx: Arc<Context>| {
             let metrics = metrics.clone();
             let limiter = limiter.clone();
-            let depth = depth.clone();
+            let queue = queue.clone();
             let active = active.clone();
             let reconcile = reconcile.clone();
             async move {
                 let key = key_of(obj.as_ref());
-                metrics.workqueue_add(name);
+                queue.start(&key);
                 active.inc();
                 let start = Instant::now();
                 let res = reconcile(obj, ctx).await;
                 let elapsed = start.elapsed();
                 active.dec();
-                let res = match res {
+                match res {
                     Ok(action) => {
                         let result = classify(&action);
                         metrics.observe_reconcile(name, result, elapsed);
@@ -378,9 +501,7 @@ where
                         metrics.observe_reconcile(name, ReconcileResult::Error, elapsed);
                         Err(err)
                     }
-                };
-                depth.set(i64::try_from(limiter.pending()).unwrap_or(i64::MAX));
-                res
+                }
             }
         }
     };
@@ -391,7 +512,6 @@ where
             let key = key_of(obj.as_ref());
             let delay = limiter.when(key.clone());
             metrics.workqueue_retry(name);
-            depth.set(i64::try_from(limiter.pending()).unwrap_or(i64::MAX));
             tracing::error!(
                 controller = name,
                 namespace = %key.0,
@@ -409,14 +529,18 @@ where
         .with_config(kube::runtime::controller::Config::default().concurrency(workers))
         .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned())
         .run(reconcile_fn, error_policy, ctx.clone())
-        .for_each(|res| async move {
+        .for_each(|res| {
+            let queue = queue.clone();
+            async move {
             use kube::runtime::controller::Error as CErr;
             match res {
                 Ok(_) | Err(CErr::ReconcilerFailed(..)) => {}
                 Err(CErr::ObjectNotFound(obj)) => {
+                    queue.forget(&key_of_ref(&obj));
                     tracing::debug!(controller = name, object = %obj, "object gone before reconcile");
                 }
                 Err(err) => tracing::warn!(controller = name, error = %err, "controller stream error"),
+            }
             }
         })
         .await;
@@ -462,6 +586,46 @@ mod tests {
             classify(&Action::requeue(Duration::from_secs(3))),
             ReconcileResult::RequeueAfter
         );
+    }
+
+    fn series(m: &Metrics, s: &str) -> f64 {
+        let text = m.encode().unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(s).and_then(|r| r.strip_prefix(' ')))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{s} missing in\n{text}"))
+    }
+
+    #[test]
+    fn work_queue_counts_adds_and_waiting_items_as_client_go() {
+        let m = Metrics::new();
+        let q = WorkQueue::new(&m, "c");
+        let a = ("ns".to_string(), "a".to_string());
+        let b = ("ns".to_string(), "b".to_string());
+        // Two triggers for a waiting object: one add, one waiting item.
+        q.add(a.clone());
+        q.add(a.clone());
+        q.add(b.clone());
+        assert_eq!(series(&m, r#"workqueue_adds_total{name="c"}"#), 2.0);
+        assert_eq!(series(&m, r#"workqueue_depth{name="c"}"#), 2.0);
+        // A worker takes a: it no longer waits.
+        q.start(&a);
+        assert_eq!(series(&m, r#"workqueue_depth{name="c"}"#), 1.0);
+        assert_eq!(
+            series(&m, r#"workqueue_queue_duration_seconds_count{name="c"}"#),
+            1.0
+        );
+        // Triggered again while being reconciled: a new add.
+        q.add(a.clone());
+        assert_eq!(series(&m, r#"workqueue_adds_total{name="c"}"#), 3.0);
+        // b is deleted before a worker takes it.
+        q.forget(&b);
+        assert_eq!(series(&m, r#"workqueue_depth{name="c"}"#), 1.0);
+        q.start(&a);
+        // A requeue timer fires for a: counted as an add when it runs.
+        q.start(&a);
+        assert_eq!(series(&m, r#"workqueue_adds_total{name="c"}"#), 4.0);
+        assert_eq!(series(&m, r#"workqueue_depth{name="c"}"#), 0.0);
     }
 
     #[test]

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1alpha1::CloneSet;
-use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use serde_json::json;
 
@@ -47,8 +46,7 @@ fn start(ctx: &Arc<Context>) -> (Running, Arc<Mutex<Vec<Call>>>) {
     let pods = ctx.cache.informer::<Pod>();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let start = Instant::now();
-    let controller =
-        Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone());
+    let controller = runtime::Triggers::from_informer(&clonesets);
     let caches = vec![clonesets.synced(), pods.synced()];
     let recorded = calls.clone();
     let reconcile = move |_cs: Arc<CloneSet>, _ctx: Arc<Context>| {

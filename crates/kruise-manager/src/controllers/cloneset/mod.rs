@@ -29,7 +29,6 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::apps::v1beta1::ImagePullJob;
-use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
@@ -202,9 +201,7 @@ pub fn setup(
         image_pull_jobs,
         expectation_leakage,
     };
-    let controller =
-        Controller::for_shared_stream(clonesets.applied_objects(), clonesets.store().clone())
-            .reconcile_on(trigger_rx);
+    let controller = runtime::Triggers::from_informer(&clonesets).reconcile_on(trigger_rx);
     async move {
         let result = runtime::run_controller(
             ctx,

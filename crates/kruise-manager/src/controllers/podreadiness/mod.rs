@@ -20,7 +20,6 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use serde_json::{Value, json};
@@ -66,7 +65,7 @@ pub fn setup(
     let wanted = pods
         .applied_objects()
         .filter(|p| std::future::ready(needs_condition(p)));
-    let controller = Controller::for_shared_stream(wanted, pods.store().clone());
+    let controller = runtime::Triggers::new(wanted, pods.store().clone());
     async move {
         runtime::run_controller(ctx, CONTROLLER_NAME, WORKERS, controller, caches, reconcile).await
     }
