@@ -12,3 +12,4 @@
 pub mod controllers;
 pub mod manifests;
 pub mod rbac;
+pub mod workload;

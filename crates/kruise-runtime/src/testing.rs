@@ -4,6 +4,8 @@
 //! path, optionally after a delay or never (to model a slow or stuck initial list); watches
 //! stay open without events; writes (POST/PUT/PATCH/DELETE) are recorded and answered by
 //! echoing the request body (or the first listed object of that path for PATCH/DELETE).
+//! [`ScriptedApi::reply`] scripts the answers to one method and path, in order (a conflict, a
+//! failure, a fresh object for a GET), for reconcile error-path tests.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -43,9 +45,21 @@ pub struct Seen {
     pub answered: Option<Duration>,
 }
 
+/// A scripted answer to one request ([`ScriptedApi::reply`]).
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// What the API would answer without a script (echo for writes).
+    Default,
+    /// This HTTP status with a Kubernetes `Status` body carrying `message` (e.g. 409 conflict).
+    Status(u16, String),
+    /// 200 with this object.
+    Object(Value),
+}
+
 #[derive(Default)]
 struct Script {
     lists: HashMap<String, ListReply>,
+    replies: HashMap<(String, String), std::collections::VecDeque<Reply>>,
     seen: Vec<Seen>,
 }
 
@@ -75,6 +89,32 @@ impl ScriptedApi {
     pub fn list(&self, path: &str, reply: ListReply) -> &Self {
         self.lock().lists.insert(path.to_owned(), reply);
         self
+    }
+
+    /// Answers the next requests `method path` (path without query, e.g.
+    /// `/api/v1/namespaces/ns/pods`) with `replies`, one each, in order; afterwards the default
+    /// behaviour applies again.
+    pub fn reply(
+        &self,
+        method: &str,
+        path: &str,
+        replies: impl IntoIterator<Item = Reply>,
+    ) -> &Self {
+        self.lock()
+            .replies
+            .entry((method.to_owned(), path.to_owned()))
+            .or_default()
+            .extend(replies);
+        self
+    }
+
+    /// The `method path` of every request so far, watches excluded, in arrival order.
+    pub fn calls(&self) -> Vec<String> {
+        self.seen()
+            .into_iter()
+            .filter(|s| !s.watch)
+            .map(|s| format!("{} {}", s.method, s.path))
+            .collect()
     }
 
     /// Every request so far.
@@ -125,6 +165,26 @@ impl ScriptedApi {
             });
             s.seen.len() - 1
         };
+        let scripted = if watch {
+            None
+        } else {
+            self.lock()
+                .replies
+                .get_mut(&(method.clone(), path.clone()))
+                .and_then(std::collections::VecDeque::pop_front)
+        };
+        match scripted {
+            Some(Reply::Status(code, message)) => {
+                let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "message": message, "reason": reason_of(code), "code": code});
+                let mut resp = Response::new(full(&status));
+                *resp.status_mut() =
+                    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                return resp;
+            }
+            Some(Reply::Object(obj)) => return Response::new(full(&obj)),
+            Some(Reply::Default) | None => {}
+        }
         if watch {
             // Open, never an event: the informer stays on its initial list.
             let pending = futures::stream::pending::<Result<http_body::Frame<Bytes>, Infallible>>();
@@ -185,6 +245,18 @@ impl ScriptedApi {
             StatusCode::OK
         };
         resp
+    }
+}
+
+/// The `reason` of a Kubernetes `Status` for an HTTP code.
+fn reason_of(code: u16) -> &'static str {
+    match code {
+        404 => "NotFound",
+        409 => "Conflict",
+        422 => "Invalid",
+        429 => "TooManyRequests",
+        500 => "InternalError",
+        _ => "Unknown",
     }
 }
 

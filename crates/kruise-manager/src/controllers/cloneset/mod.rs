@@ -57,6 +57,9 @@ pub enum Error {
     /// A revision could not be built or read.
     #[error("revision: {0}")]
     Revision(#[from] kruise_engines::revision::RevisionError),
+    /// A shared workload control failed.
+    #[error(transparent)]
+    Control(#[from] crate::workload::ControlError),
     /// Anything else that makes the sync fail.
     #[error("{0}")]
     Other(String),

@@ -12,14 +12,13 @@ use kruise_api::apps::v1alpha1::{CloneSet, CloneSetStatus, update_strategy_type}
 use kruise_api::apps::v1beta1::ImagePullJob;
 use kruise_api::keys;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use serde_json::json;
 use tracing::{debug, info, warn};
 
 use super::plan::{self, Diffs, PodFacts, UpdateFacts};
 use super::{Error, State, pods, predownload, status};
-use kruise_engines::expectations::ScaleAction;
 use kruise_engines::lifecycle::LifecycleState;
 use kruise_engines::revision;
 use kruise_engines::{inplace, lifecycle, podutil, updatesort};
@@ -27,12 +26,15 @@ use kruise_runtime::events;
 use kruise_runtime::features::Feature;
 use kruise_runtime::runner::Context;
 
+use crate::workload::{
+    self,
+    pods::{Deletion, NewPod, PodControl},
+};
+
 /// How many pods one sync refreshes or updates concurrently. OpenKruise does these one after
 /// the other; the pods are independent, and bounded concurrency makes large rollouts several
 /// times faster without flooding the API server.
 const POD_WRITE_CONCURRENCY: usize = 16;
-/// First batch size of slow-start creation (OpenKruise `initialBatchSize`).
-const INITIAL_BATCH: usize = 1;
 
 fn is_owned_by(
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -243,16 +245,16 @@ async fn ensure_update_revision(
     ctx: &Context,
     revisions: &[Arc<ControllerRevision>],
 ) -> Result<(ControllerRevision, i32), Error> {
-    let ns = cs.namespace().unwrap_or_default();
-    let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
-    let mut collision = cs
+    let api: Api<ControllerRevision> =
+        Api::namespaced(ctx.client.clone(), &cs.namespace().unwrap_or_default());
+    let collision = cs
         .status
         .as_ref()
         .and_then(|s| s.collision_count)
         .unwrap_or(0);
     let data = revision::template_patch(&cs.spec.template)?;
     let next = revision::next_revision(revisions);
-    let build = |collision: i32| -> Result<ControllerRevision, Error> {
+    let build = |collision: i32| -> Result<ControllerRevision, revision::RevisionError> {
         let mut r = revision::new_controller_revision(
             &cs.metadata,
             pods::owner_ref(cs),
@@ -271,39 +273,7 @@ async fn ensure_update_revision(
         )?);
         Ok(r)
     };
-    let mut candidate = build(collision)?;
-    let equal = revision::find_equal_revisions(revisions, &candidate);
-    if let Some(&idx) = equal.last() {
-        let found = &revisions[idx];
-        if idx + 1 == revisions.len() {
-            return Ok(((**found).clone(), collision));
-        }
-        // An older revision is back: move it to the head of the history.
-        let name = found.name_any();
-        let patched = api
-            .patch(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"revision": next})),
-            )
-            .await?;
-        return Ok((patched, collision));
-    }
-    loop {
-        match api.create(&PostParams::default(), &candidate).await {
-            Ok(created) => return Ok((created, collision)),
-            Err(kube::Error::Api(e)) if e.code == 409 => {
-                let name = candidate.name_any();
-                let existing = api.get(&name).await?;
-                if revision::equal_revision(&existing, &candidate) {
-                    return Ok((existing, collision));
-                }
-                collision += 1;
-                candidate = build(collision)?;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
+    Ok(workload::history::ensure_revision(&api, revisions, collision, build).await?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -705,113 +675,38 @@ async fn create_pods(
     new_pods: Vec<Pod>,
     existing_pvcs: &BTreeSet<String>,
 ) -> Result<bool, Error> {
-    let ns = cs.namespace().unwrap_or_default();
-    let pod_api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-    let pvc_api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
-    for p in &new_pods {
-        state.scale.expect(key, ScaleAction::Create, &p.name_any());
-    }
-    let mut created = 0usize;
-    let mut first_error: Option<Error> = None;
-    let mut remaining: &[Pod] = &new_pods;
-    let mut batch = INITIAL_BATCH;
-    // Slow start: batches of 1, 2, 4, ... stopping after the first failing batch.
-    while !remaining.is_empty() && first_error.is_none() {
-        let n = batch.min(remaining.len());
-        let (now_batch, rest) = remaining.split_at(n);
-        remaining = rest;
-        let results =
-            futures::future::join_all(now_batch.iter().map(|pod| {
-                create_one(cs, ctx, state, key, &pod_api, &pvc_api, pod, existing_pvcs)
-            }))
-            .await;
-        for (pod, r) in now_batch.iter().zip(results) {
-            match r {
-                Ok(()) => created += 1,
-                Err(e) => {
-                    state
-                        .scale
-                        .observe(key, ScaleAction::Create, &pod.name_any());
-                    first_error.get_or_insert(e);
-                }
+    let new: Vec<NewPod> = new_pods
+        .into_iter()
+        .map(|pod| {
+            let id = instance_id(&pod.metadata).unwrap_or_default().to_string();
+            NewPod {
+                claims: pods::claims_for(cs, &id).into_values().collect(),
+                pod,
             }
-        }
-        batch *= 2;
-    }
-    // Pods never attempted are not expected either.
-    for pod in remaining {
-        state
-            .scale
-            .observe(key, ScaleAction::Create, &pod.name_any());
-    }
-    match first_error {
-        Some(e) if created == 0 => Err(e),
-        Some(e) => {
-            info!(cloneset = key, created, error = %e, "created some pods; will retry the rest");
-            Ok(true)
-        }
-        None => Ok(created > 0),
-    }
+        })
+        .collect();
+    let owner = events::object_ref(cs);
+    let created = pod_control(cs, ctx, state, key, &owner)
+        .create_slow_start(new, existing_pvcs)
+        .await?;
+    Ok(created > 0)
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn create_one(
-    cs: &CloneSet,
-    ctx: &Context,
-    state: &State,
-    key: &str,
-    pod_api: &Api<Pod>,
-    pvc_api: &Api<PersistentVolumeClaim>,
-    pod: &Pod,
-    existing_pvcs: &BTreeSet<String>,
-) -> Result<(), Error> {
-    let id = instance_id(&pod.metadata).unwrap_or_default().to_string();
-    for claim in pods::claims_for(cs, &id).into_values() {
-        let name = claim.name_any();
-        if existing_pvcs.contains(&name) {
-            continue;
-        }
-        state.scale.expect(key, ScaleAction::Create, &name);
-        match pvc_api.create(&PostParams::default(), &claim).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 409 => {
-                // Created by an earlier attempt whose event we have not seen yet.
-                state.scale.observe(key, ScaleAction::Create, &name);
-            }
-            Err(e) => {
-                state.scale.observe(key, ScaleAction::Create, &name);
-                ctx.recorder
-                    .warning(
-                        &events::object_ref(cs),
-                        events::FAILED_CREATE,
-                        &format!("failed to create pvc {name}: {e}"),
-                    )
-                    .await;
-                return Err(e.into());
-            }
-        }
-    }
-    match pod_api.create(&PostParams::default(), pod).await {
-        Ok(_) => {
-            ctx.recorder
-                .normal(
-                    &events::object_ref(cs),
-                    events::SUCCESSFUL_CREATE,
-                    &format!("succeed to create pod {}", pod.name_any()),
-                )
-                .await;
-            Ok(())
-        }
-        Err(e) => {
-            ctx.recorder
-                .warning(
-                    &events::object_ref(cs),
-                    events::FAILED_CREATE,
-                    &format!("failed to create pod {}: {e}", pod.name_any()),
-                )
-                .await;
-            Err(e.into())
-        }
+/// The shared pod control for `cs`'s writes.
+fn pod_control<'a>(
+    cs: &'a CloneSet,
+    ctx: &'a Context,
+    state: &'a State,
+    key: &'a str,
+    owner: &'a k8s_openapi::api::core::v1::ObjectReference,
+) -> PodControl<'a> {
+    PodControl {
+        client: &ctx.client,
+        recorder: &ctx.recorder,
+        owner,
+        namespace: cs.metadata.namespace.as_deref().unwrap_or_default(),
+        key,
+        scale: &state.scale,
     }
 }
 
@@ -825,93 +720,32 @@ async fn delete_pods(
     targets: &[&Pod],
     pvcs: &[Arc<PersistentVolumeClaim>],
 ) -> Result<bool, Error> {
-    let ns = cs.namespace().unwrap_or_default();
-    let pod_api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-    let pvc_api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
     let pre_delete = cs
         .spec
         .lifecycle
         .as_ref()
         .and_then(|l| l.pre_delete.as_ref());
+    let owner = events::object_ref(cs);
+    let control = pod_control(cs, ctx, state, key, &owner);
     let mut modified = false;
     for pod in targets {
-        let name = pod.name_any();
-        if let Some(hook) = pre_delete
-            && lifecycle::is_hooked(hook, pod)
-        {
-            if status::lifecycle_state(pod) != "PreparingDelete" {
-                let mark = hook.mark_pod_not_ready.unwrap_or(false);
-                set_lifecycle(ctx, state, pod, LifecycleState::PreparingDelete, mark).await?;
-                modified = true;
-            }
-            continue;
-        }
-        state.scale.expect(key, ScaleAction::Delete, &name);
-        let params = DeleteParams {
-            preconditions: Some(Preconditions {
-                uid: pod.metadata.uid.clone(),
-                resource_version: None,
-            }),
-            ..DeleteParams::default()
-        };
-        match pod_api.delete(&name, &params).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {
-                // Already gone: its deletion event may have passed before we expected it.
-                state.scale.observe(key, ScaleAction::Delete, &name);
-            }
-            Err(e) => {
-                state.scale.observe(key, ScaleAction::Delete, &name);
-                ctx.recorder
-                    .warning(
-                        &events::object_ref(cs),
-                        events::FAILED_DELETE,
-                        &format!("failed to delete pod {name}: {e}"),
-                    )
-                    .await;
-                return Err(e.into());
+        let id = instance_id(&pod.metadata);
+        let mut claims: Vec<&PersistentVolumeClaim> = Vec::new();
+        for c in pvcs {
+            if id.is_some() && instance_id(&c.metadata) == id {
+                claims.push(c);
             }
         }
-        modified = true;
-        ctx.recorder
-            .normal(
-                &events::object_ref(cs),
-                events::SUCCESSFUL_DELETE,
-                &format!("succeed to delete pod {name}"),
-            )
-            .await;
-        let Some(id) = instance_id(&pod.metadata) else {
-            continue;
-        };
-        for pvc in pvcs.iter().filter(|c| instance_id(&c.metadata) == Some(id)) {
-            let pvc_name = pvc.name_any();
-            state.scale.expect(key, ScaleAction::Delete, &pvc_name);
-            match pvc_api.delete(&pvc_name, &DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(e)) if e.code == 404 => {
-                    state.scale.observe(key, ScaleAction::Delete, &pvc_name);
-                }
-                Err(e) => {
-                    state.scale.observe(key, ScaleAction::Delete, &pvc_name);
-                    ctx.recorder
-                        .warning(
-                            &events::object_ref(cs),
-                            events::FAILED_DELETE,
-                            &format!("failed to delete pvc {pvc_name}: {e}"),
-                        )
-                        .await;
-                    return Err(e.into());
-                }
-            }
-        }
+        let done = control
+            .delete_or_hold(pod, claims, pre_delete, &state.resource_versions)
+            .await?;
+        modified |= done != Deletion::Held;
     }
     Ok(modified)
 }
 
-/// Moves a pod to lifecycle `new_state` as OpenKruise's `UpdatePodLifecycle`: with
-/// `mark_not_ready`, first the `KruisePodReady` not-ready message is added/removed through
-/// `pods/status`, then the state label and timestamp are patched. Expects the written
-/// resourceVersion.
+/// Moves a pod to lifecycle `new_state` through the shared lifecycle control (not-ready key
+/// first with `mark_not_ready`, then the state label and timestamp).
 async fn set_lifecycle(
     ctx: &Context,
     state: &State,
@@ -919,65 +753,14 @@ async fn set_lifecycle(
     new_state: LifecycleState,
     mark_not_ready: bool,
 ) -> Result<(), Error> {
-    let change =
-        lifecycle::plan_state_change(pod, new_state, mark_not_ready, jiff::Timestamp::now());
-    apply_state_change(ctx, state, pod, change).await
-}
-
-/// [`set_lifecycle`] re-applying the hook's labels and finalizers (OpenKruise
-/// `UpdatePodLifecycleWithHandler`, used for `Updated → PreparingUpdate`).
-async fn set_lifecycle_with_handler(
-    ctx: &Context,
-    state: &State,
-    pod: &Pod,
-    new_state: LifecycleState,
-    hook: Option<&kruise_api::apps::common::LifecycleHook>,
-) -> Result<(), Error> {
-    let change =
-        lifecycle::plan_state_change_with_handler(pod, new_state, hook, jiff::Timestamp::now());
-    apply_state_change(ctx, state, pod, change).await
-}
-
-async fn apply_state_change(
-    ctx: &Context,
-    state: &State,
-    pod: &Pod,
-    change: lifecycle::StateChange,
-) -> Result<(), Error> {
-    let ns = pod.namespace().unwrap_or_default();
-    let name = pod.name_any();
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-    if let Some(readiness) = &change.readiness {
-        let mut attempt = 0;
-        loop {
-            let mut fresh = api.get_status(&name).await?;
-            if !lifecycle::readiness::apply_not_ready_change(
-                &mut fresh,
-                readiness,
-                jiff::Timestamp::now(),
-            ) {
-                break;
-            }
-            match api
-                .replace_status(&name, &PostParams::default(), &fresh)
-                .await
-            {
-                Ok(written) => {
-                    state.resource_versions.expect_object(&written.metadata);
-                    break;
-                }
-                Err(kube::Error::Api(e)) if e.code == 409 && attempt < 5 => attempt += 1,
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-    if let Some(patch) = change.patch {
-        let written = api
-            .patch(&name, &PatchParams::default(), &Patch::Strategic(patch))
-            .await?;
-        state.resource_versions.expect_object(&written.metadata);
-    }
-    Ok(())
+    Ok(workload::lifecycle::set_state(
+        &ctx.client,
+        &state.resource_versions,
+        pod,
+        new_state,
+        mark_not_ready,
+    )
+    .await?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1120,8 +903,10 @@ async fn refresh_pod(
 ) -> Result<(bool, Option<Duration>), Error> {
     let ns = pod.namespace().unwrap_or_default();
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-    let short = ctx.gates.enabled(Feature::CloneSetShortHash);
-    let (written, delay) = inplace_refresh(&api, pod, short, now).await?;
+    let adapter = inplace::TemplateHashRevisionAdapter {
+        short_hash: ctx.gates.enabled(Feature::CloneSetShortHash),
+    };
+    let (written, delay) = workload::inplace::refresh(&api, pod, &adapter, now).await?;
     if let Some(w) = &written {
         state.resource_versions.expect_object(&w.metadata);
         return Ok((true, delay));
@@ -1135,53 +920,6 @@ async fn refresh_pod(
         return Ok((true, delay));
     }
     Ok((false, delay))
-}
-
-/// The in-place engine's refresh for one pod: finish a grace period, start the next container
-/// batch, or flip `InPlaceUpdateReady` back to True once the update completed. Returns the
-/// written pod (if any) and when to look again.
-async fn inplace_refresh(
-    api: &Api<Pod>,
-    pod: &Pod,
-    short_hash: bool,
-    now: jiff::Timestamp,
-) -> Result<(Option<Pod>, Option<Duration>), Error> {
-    let adapter = inplace::TemplateHashRevisionAdapter { short_hash };
-    let action = inplace::refresh(pod, &adapter, now)
-        .map_err(|e| Error::Other(format!("pod {}: {e}", pod.name_any())))?;
-    match action {
-        inplace::RefreshAction::Nothing => Ok((None, None)),
-        inplace::RefreshAction::Wait(d) => Ok((None, Some(d))),
-        inplace::RefreshAction::UpdatePod(new_pod) => {
-            match api
-                .replace(&pod.name_any(), &PostParams::default(), &new_pod)
-                .await
-            {
-                Ok(written) => Ok((Some(written), None)),
-                // Someone else wrote the pod; its event brings us back with the new version.
-                Err(kube::Error::Api(e)) if e.code == 409 => {
-                    Ok((None, Some(Duration::from_millis(200))))
-                }
-                Err(e) => Err(e.into()),
-            }
-        }
-        inplace::RefreshAction::PatchStatus(patch) => {
-            match api
-                .patch_status(
-                    &pod.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Strategic(patch),
-                )
-                .await
-            {
-                Ok(written) => Ok((Some(written), None)),
-                Err(kube::Error::Api(e)) if e.code == 409 => {
-                    Ok((None, Some(Duration::from_millis(200))))
-                }
-                Err(e) => Err(e.into()),
-            }
-        }
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1223,9 +961,9 @@ async fn update_pod(
                     return Ok(());
                 }
                 lifecycle::InPlaceUpdateGate::ToPreparingUpdateWithHandler => {
-                    set_lifecycle_with_handler(
-                        ctx,
-                        state,
+                    workload::lifecycle::set_state_with_handler(
+                        &ctx.client,
+                        &state.resource_versions,
                         pod,
                         LifecycleState::PreparingUpdate,
                         hook,
@@ -1241,8 +979,10 @@ async fn update_pod(
                     )));
                 }
             }
-            let short = ctx.gates.enabled(Feature::CloneSetShortHash);
-            match do_inplace_update(&api, pod, &spec, short).await {
+            let adapter = inplace::TemplateHashRevisionAdapter {
+                short_hash: ctx.gates.enabled(Feature::CloneSetShortHash),
+            };
+            match workload::inplace::update(&api, pod, &spec, &adapter).await {
                 Ok(written) => {
                     state.resource_versions.expect_object(&written.metadata);
                     ctx.recorder
@@ -1266,7 +1006,7 @@ async fn update_pod(
                             ),
                         )
                         .await;
-                    return Err(e);
+                    return Err(e.into());
                 }
             }
         }
@@ -1333,47 +1073,6 @@ fn inplace_spec(
         ..inplace::UpdateOptions::default()
     };
     inplace::calculate_update_spec(old, new, &opts)
-}
-
-/// Runs the in-place update of one pod: `InPlaceUpdateReady` False first (status), then the pod
-/// update carrying the new images/metadata, revision labels, lifecycle `Updating` and the
-/// `apps.kruise.io/inplace-update-state` annotation. Conflicts re-read the pod and retry.
-async fn do_inplace_update(
-    api: &Api<Pod>,
-    pod: &Pod,
-    spec: &inplace::UpdateSpec,
-    short_hash: bool,
-) -> Result<Pod, Error> {
-    let name = pod.name_any();
-    let adapter = inplace::TemplateHashRevisionAdapter { short_hash };
-    // The status write returns the latest pod; build the update on it (saves a GET). Without
-    // it, start from the cached pod; a stale one costs a 409 and a re-read.
-    let mut base = match inplace::not_ready_condition_patch(pod, jiff::Timestamp::now()) {
-        Some(patch) => {
-            api.patch_status(&name, &PatchParams::default(), &Patch::Strategic(patch))
-                .await?
-        }
-        None => pod.clone(),
-    };
-    let mut attempt = 0;
-    loop {
-        let mut updated = inplace::prepare_update(&base, spec, &adapter, jiff::Timestamp::now())
-            .map_err(|e| Error::Other(e.to_string()))?;
-        // OpenKruise's in-place update AdditionalFuncs: SetPodLifecycle(Updating).
-        lifecycle::set_pod_lifecycle(
-            &mut updated,
-            LifecycleState::Updating,
-            jiff::Timestamp::now(),
-        );
-        match api.replace(&name, &PostParams::default(), &updated).await {
-            Ok(written) => return Ok(written),
-            Err(kube::Error::Api(e)) if e.code == 409 && attempt < 5 => {
-                attempt += 1;
-                base = api.get(&name).await?;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1464,16 +1163,9 @@ async fn truncate_history(
     if doomed.is_empty() {
         return Ok(());
     }
-    let ns = cs.namespace().unwrap_or_default();
-    let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
-    for name in doomed {
-        match api.delete(&name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
+    let api: Api<ControllerRevision> =
+        Api::namespaced(ctx.client.clone(), &cs.namespace().unwrap_or_default());
+    Ok(workload::history::truncate(&api, &doomed).await?)
 }
 
 #[cfg(test)]

@@ -1,0 +1,84 @@
+//! ControllerRevision history of a workload (OpenKruise `pkg/util/history` as used by CloneSet
+//! and Advanced StatefulSet `getActiveRevisions`/`truncateHistory`).
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use kruise_engines::revision;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use super::{ControlError, is_status};
+
+/// Finds the revision equal to the workload's current template or creates it, as upstream
+/// `history` does: `revisions` is the workload's history (sorted by revision number, oldest
+/// first); `build(collision_count)` builds the candidate revision (name = owner + hash of the
+/// data and collision count, revision number = [`revision::next_revision`]).
+///
+/// - An equal revision at the head is returned as is; an equal older one is moved to the head
+///   (its `revision` patched to the next number).
+/// - Otherwise the candidate is created; a name clash with different content increments the
+///   collision count and tries again (a clash with equal content reuses the existing one).
+///
+/// Returns the revision and the collision count to write into the workload's status.
+///
+/// # Errors
+/// API errors other than the create conflict; [`ControlError::Revision`] from `build`.
+pub async fn ensure_revision(
+    api: &Api<ControllerRevision>,
+    revisions: &[Arc<ControllerRevision>],
+    mut collision: i32,
+    build: impl Fn(i32) -> Result<ControllerRevision, revision::RevisionError>,
+) -> Result<(ControllerRevision, i32), ControlError> {
+    let next = revision::next_revision(revisions);
+    let mut candidate = build(collision)?;
+    let equal = revision::find_equal_revisions(revisions, &candidate);
+    if let Some(&idx) = equal.last() {
+        let found = &revisions[idx];
+        if idx + 1 == revisions.len() {
+            return Ok(((**found).clone(), collision));
+        }
+        let patched = api
+            .patch(
+                &found.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(json!({"revision": next})),
+            )
+            .await?;
+        return Ok((patched, collision));
+    }
+    loop {
+        match api.create(&PostParams::default(), &candidate).await {
+            Ok(created) => return Ok((created, collision)),
+            Err(e) if is_status(&e, 409) => {
+                let existing = api.get(&candidate.name_any()).await?;
+                if revision::equal_revision(&existing, &candidate) {
+                    return Ok((existing, collision));
+                }
+                collision += 1;
+                candidate = build(collision)?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Deletes the revisions named in `doomed` (from [`revision::history_to_truncate`]); one
+/// already gone is not an error.
+///
+/// # Errors
+/// The first other API error.
+pub async fn truncate(
+    api: &Api<ControllerRevision>,
+    doomed: &[String],
+) -> Result<(), ControlError> {
+    for name in doomed {
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(e) if is_status(&e, 404) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! Lifecycle state writes (OpenKruise `pkg/util/lifecycle` `UpdatePodLifecycle` /
+//! `UpdatePodLifecycleWithHandler`). Every transition goes through [`apply`], so the state label
+//! and `lifecycle.apps.kruise.io/timestamp` are always written together.
+
+use k8s_openapi::api::core::v1::Pod;
+use kruise_api::apps::common::LifecycleHook;
+use kruise_engines::expectations::ResourceVersionExpectations;
+use kruise_engines::lifecycle::{self, LifecycleState, StateChange};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+
+use super::{ControlError, is_status};
+
+/// How many times a `pods/status` write is retried on a conflict (re-reading the pod each time).
+const STATUS_CONFLICT_RETRIES: u32 = 5;
+
+/// Moves `pod` to `state` (OpenKruise `UpdatePodLifecycle`): with `mark_not_ready`, the
+/// `KruisePodReady` not-ready key is set or cleared first through `pods/status`, then the state
+/// label and timestamp are patched. Expects the written resourceVersions in `rvs`.
+///
+/// # Errors
+/// API errors (status conflicts are retried with a fresh read, 5 times).
+pub async fn set_state(
+    client: &Client,
+    rvs: &ResourceVersionExpectations,
+    pod: &Pod,
+    state: LifecycleState,
+    mark_not_ready: bool,
+) -> Result<(), ControlError> {
+    let change = lifecycle::plan_state_change(pod, state, mark_not_ready, jiff::Timestamp::now());
+    apply(client, rvs, pod, change).await
+}
+
+/// [`set_state`] re-applying the hook's labels and finalizers (OpenKruise
+/// `UpdatePodLifecycleWithHandler`, e.g. `Updated → PreparingUpdate`).
+///
+/// # Errors
+/// As [`set_state`].
+pub async fn set_state_with_handler(
+    client: &Client,
+    rvs: &ResourceVersionExpectations,
+    pod: &Pod,
+    state: LifecycleState,
+    hook: Option<&LifecycleHook>,
+) -> Result<(), ControlError> {
+    let change =
+        lifecycle::plan_state_change_with_handler(pod, state, hook, jiff::Timestamp::now());
+    apply(client, rvs, pod, change).await
+}
+
+/// Performs a planned [`StateChange`]: the not-ready change on `pods/status` (re-read, applied,
+/// written; conflicts retried), then the label/annotation patch.
+///
+/// # Errors
+/// As [`set_state`].
+pub async fn apply(
+    client: &Client,
+    rvs: &ResourceVersionExpectations,
+    pod: &Pod,
+    change: StateChange,
+) -> Result<(), ControlError> {
+    let name = pod.name_any();
+    let api: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace().unwrap_or_default());
+    if let Some(readiness) = &change.readiness {
+        let mut attempt = 0;
+        loop {
+            let mut fresh = api.get_status(&name).await?;
+            if !lifecycle::readiness::apply_not_ready_change(
+                &mut fresh,
+                readiness,
+                jiff::Timestamp::now(),
+            ) {
+                break;
+            }
+            match api
+                .replace_status(&name, &PostParams::default(), &fresh)
+                .await
+            {
+                Ok(written) => {
+                    rvs.expect_object(&written.metadata);
+                    break;
+                }
+                Err(e) if is_status(&e, 409) && attempt < STATUS_CONFLICT_RETRIES => attempt += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    if let Some(patch) = change.patch {
+        let written = api
+            .patch(&name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await?;
+        rvs.expect_object(&written.metadata);
+    }
+    Ok(())
+}

@@ -1,0 +1,339 @@
+//! Error paths of the shared workload controls against a scripted API (no cluster): conflicts
+//! retried, partial create failures, expectations rolled back.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
+use kruise_engines::expectations::{
+    ExpectationCheck, ResourceVersionExpectations, ScaleAction, ScaleExpectations,
+};
+use kruise_engines::lifecycle::LifecycleState;
+use kruise_runtime::events::EventRecorder;
+use kruise_runtime::testing::{Reply, ScriptedApi};
+use kube::api::Api;
+use serde_json::json;
+
+use super::pods::{Deletion, NewPod, PodControl};
+use super::{ControlError, history, lifecycle};
+
+const NS: &str = "ns";
+const KEY: &str = "ns/web";
+const PODS: &str = "/api/v1/namespaces/ns/pods";
+const PVCS: &str = "/api/v1/namespaces/ns/persistentvolumeclaims";
+const REVISIONS: &str = "/apis/apps/v1/namespaces/ns/controllerrevisions";
+
+fn pod(name: &str) -> Pod {
+    serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{name}"),
+                     "resourceVersion": "5",
+                     "labels": {"app": "web", "lifecycle.apps.kruise.io/state": "Normal"}},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]}}))
+    .unwrap()
+}
+
+fn claim(name: &str) -> PersistentVolumeClaim {
+    serde_json::from_value(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}))
+    .unwrap()
+}
+
+fn owner() -> ObjectReference {
+    ObjectReference {
+        api_version: Some("apps.kruise.io/v1alpha1".into()),
+        kind: Some("CloneSet".into()),
+        name: Some("web".into()),
+        namespace: Some(NS.into()),
+        uid: Some("cs-uid".into()),
+        ..ObjectReference::default()
+    }
+}
+
+fn pending(scale: &ScaleExpectations, action: ScaleAction) -> Vec<String> {
+    scale
+        .satisfied_detail(KEY)
+        .pending
+        .get(&action)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn conflict() -> Reply {
+    Reply::Status(409, "the object has been modified".into())
+}
+
+#[tokio::test]
+async fn a_failed_batch_stops_creation_and_withdraws_the_expectations_it_will_not_see() {
+    let api = ScriptedApi::new();
+    // Slow start: [p0], then [p1, p2] of which p1 fails, so [p3, p4] are never sent.
+    api.reply(
+        "POST",
+        PODS,
+        [
+            Reply::Default,
+            Reply::Status(500, "etcd timeout".into()),
+            Reply::Default,
+        ],
+    );
+    let client = api.client();
+    let recorder = EventRecorder::new(client.clone());
+    let scale = ScaleExpectations::new();
+    let owner = owner();
+    let control = PodControl {
+        client: &client,
+        recorder: &recorder,
+        owner: &owner,
+        namespace: NS,
+        key: KEY,
+        scale: &scale,
+    };
+    let new = (0..5)
+        .map(|i| NewPod {
+            pod: pod(&format!("p{i}")),
+            claims: Vec::new(),
+        })
+        .collect();
+    let created = control
+        .create_slow_start(new, &BTreeSet::new())
+        .await
+        .expect("a partial failure is not an error");
+    assert_eq!(created, 2);
+    let posts = api
+        .calls()
+        .iter()
+        .filter(|c| *c == &format!("POST {PODS}"))
+        .count();
+    assert_eq!(
+        posts,
+        3,
+        "no batch after the failing one: {:?}",
+        api.calls()
+    );
+    // Still expected: the two created pods, until the informer shows them.
+    assert_eq!(pending(&scale, ScaleAction::Create), ["p0", "p2"]);
+    scale.observe(KEY, ScaleAction::Create, "p0");
+    scale.observe(KEY, ScaleAction::Create, "p2");
+    assert!(matches!(
+        scale.check(KEY, Duration::from_secs(300)),
+        ExpectationCheck::Satisfied
+    ));
+}
+
+#[tokio::test]
+async fn a_create_that_fails_entirely_is_an_error_with_nothing_left_expected() {
+    let api = ScriptedApi::new();
+    api.reply("POST", PODS, [Reply::Status(403, "forbidden".into())]);
+    // The PVC exists already from an earlier attempt (409): it is not expected either.
+    api.reply("POST", PVCS, [conflict()]);
+    let client = api.client();
+    let recorder = EventRecorder::new(client.clone());
+    let scale = ScaleExpectations::new();
+    let owner = owner();
+    let control = PodControl {
+        client: &client,
+        recorder: &recorder,
+        owner: &owner,
+        namespace: NS,
+        key: KEY,
+        scale: &scale,
+    };
+    let err = control
+        .create_slow_start(
+            vec![NewPod {
+                pod: pod("p0"),
+                claims: vec![claim("data-p0")],
+            }],
+            &BTreeSet::new(),
+        )
+        .await
+        .expect_err("nothing created");
+    assert!(matches!(err, ControlError::Kube(_)), "{err}");
+    let calls = api.calls();
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| !c.contains("/events"))
+            .collect::<Vec<_>>(),
+        [&format!("POST {PVCS}"), &format!("POST {PODS}")],
+        "PVC first, then the pod"
+    );
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.starts_with("POST /apis/events.k8s.io/")),
+        "a FailedCreate Event: {calls:?}"
+    );
+    assert!(matches!(
+        scale.check(KEY, Duration::from_secs(300)),
+        ExpectationCheck::Satisfied
+    ));
+}
+
+#[tokio::test]
+async fn deleting_a_pod_already_gone_counts_as_deleted_and_deletes_its_claims() {
+    let api = ScriptedApi::new();
+    api.reply(
+        "DELETE",
+        &format!("{PODS}/p0"),
+        [Reply::Status(404, "not found".into())],
+    );
+    api.reply(
+        "DELETE",
+        &format!("{PVCS}/data-p0"),
+        [Reply::Status(404, "not found".into())],
+    );
+    let client = api.client();
+    let recorder = EventRecorder::new(client.clone());
+    let scale = ScaleExpectations::new();
+    let owner = owner();
+    let control = PodControl {
+        client: &client,
+        recorder: &recorder,
+        owner: &owner,
+        namespace: NS,
+        key: KEY,
+        scale: &scale,
+    };
+    let c = claim("data-p0");
+    let done = control
+        .delete_or_hold(&pod("p0"), [&c], None, &ResourceVersionExpectations::new())
+        .await
+        .unwrap();
+    assert_eq!(done, Deletion::Deleted);
+    assert!(pending(&scale, ScaleAction::Delete).is_empty());
+}
+
+#[tokio::test]
+async fn a_pod_held_by_the_pre_delete_hook_moves_to_preparing_delete_once() {
+    let api = ScriptedApi::new();
+    let patched = serde_json::to_value(pod("p0")).unwrap();
+    api.reply("PATCH", &format!("{PODS}/p0"), [Reply::Object(patched)]);
+    let client = api.client();
+    let recorder = EventRecorder::new(client.clone());
+    let scale = ScaleExpectations::new();
+    let owner = owner();
+    let control = PodControl {
+        client: &client,
+        recorder: &recorder,
+        owner: &owner,
+        namespace: NS,
+        key: KEY,
+        scale: &scale,
+    };
+    let hook: kruise_api::apps::common::LifecycleHook =
+        serde_json::from_value(json!({"labelsHandler": {"app": "web"}})).unwrap();
+    let rvs = ResourceVersionExpectations::new();
+    let done = control
+        .delete_or_hold(&pod("p0"), [], Some(&hook), &rvs)
+        .await
+        .unwrap();
+    assert_eq!(done, Deletion::MovedToPreparingDelete);
+    assert_eq!(
+        api.calls(),
+        [format!("PATCH {PODS}/p0")],
+        "a label patch, no delete"
+    );
+    let mut held = pod("p0");
+    held.metadata.labels.as_mut().unwrap().insert(
+        "lifecycle.apps.kruise.io/state".into(),
+        "PreparingDelete".into(),
+    );
+    assert_eq!(
+        control
+            .delete_or_hold(&held, [], Some(&hook), &rvs)
+            .await
+            .unwrap(),
+        Deletion::Held
+    );
+    assert_eq!(api.calls().len(), 1, "nothing written for a held pod");
+}
+
+#[tokio::test]
+async fn a_status_conflict_in_a_lifecycle_write_is_retried_on_a_fresh_read() {
+    let api = ScriptedApi::new();
+    let status_path = format!("{PODS}/p0/status");
+    // A pod with the KruisePodReady gate: the not-ready key goes into its condition.
+    let mut gated = serde_json::to_value(pod("p0")).unwrap();
+    gated["spec"]["readinessGates"] = json!([{"conditionType": "KruisePodReady"}]);
+    gated["status"] = json!({"conditions": [{"type": "KruisePodReady", "status": "True"}]});
+    api.reply(
+        "GET",
+        &status_path,
+        [Reply::Object(gated.clone()), Reply::Object(gated.clone())],
+    );
+    api.reply("PUT", &status_path, [conflict(), Reply::Default]);
+    let patched = serde_json::to_value(pod("p0")).unwrap();
+    api.reply("PATCH", &format!("{PODS}/p0"), [Reply::Object(patched)]);
+    let rvs = ResourceVersionExpectations::new();
+    lifecycle::set_state(
+        &api.client(),
+        &rvs,
+        &serde_json::from_value(gated).unwrap(),
+        LifecycleState::PreparingUpdate,
+        true,
+    )
+    .await
+    .expect("the conflict is retried");
+    assert_eq!(
+        api.calls(),
+        [
+            format!("GET {status_path}"),
+            format!("PUT {status_path}"),
+            format!("GET {status_path}"),
+            format!("PUT {status_path}"),
+            format!("PATCH {PODS}/p0"),
+        ]
+    );
+}
+
+fn revision(name: &str, data: serde_json::Value, number: i64) -> ControllerRevision {
+    serde_json::from_value(
+        json!({"apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": name, "namespace": NS}, "data": data, "revision": number}),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_revision_name_clash_with_other_content_bumps_the_collision_count() {
+    let api = ScriptedApi::new();
+    api.reply("POST", REVISIONS, [conflict(), Reply::Default]);
+    api.reply(
+        "GET",
+        &format!("{REVISIONS}/web-0"),
+        [Reply::Object(
+            serde_json::to_value(revision("web-0", json!({"other": true}), 1)).unwrap(),
+        )],
+    );
+    let revisions: Api<ControllerRevision> = Api::namespaced(api.client(), NS);
+    let (written, collision) = history::ensure_revision(&revisions, &[], 0, |c| {
+        Ok(revision(&format!("web-{c}"), json!({"spec": "x"}), 1))
+    })
+    .await
+    .unwrap();
+    assert_eq!(collision, 1);
+    assert_eq!(written.metadata.name.as_deref(), Some("web-1"));
+
+    // A clash with equal content reuses the existing revision.
+    let api = ScriptedApi::new();
+    api.reply("POST", REVISIONS, [conflict()]);
+    api.reply(
+        "GET",
+        &format!("{REVISIONS}/web-0"),
+        [Reply::Object(
+            serde_json::to_value(revision("web-0", json!({"spec": "x"}), 1)).unwrap(),
+        )],
+    );
+    let revisions: Api<ControllerRevision> = Api::namespaced(api.client(), NS);
+    let (written, collision) = history::ensure_revision(&revisions, &[], 0, |c| {
+        Ok(revision(&format!("web-{c}"), json!({"spec": "x"}), 1))
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        (written.metadata.name.as_deref(), collision),
+        (Some("web-0"), 0)
+    );
+}
