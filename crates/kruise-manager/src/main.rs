@@ -368,7 +368,11 @@ async fn start_webhooks(
     let store = wserver::CertStore::default();
     let hctx = Arc::new(HandlerContext {
         gates: ctx.gates.clone(),
-        client: Some(ctx.client.clone()),
+        lookup: Some(kruise_webhook::lookup::Lookup::new(
+            ctx.client.clone(),
+            &ctx.cache,
+            ctx.config.namespace.clone(),
+        )),
     });
     let served = tokio::spawn({
         let store = store.clone();

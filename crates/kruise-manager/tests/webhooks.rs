@@ -17,7 +17,7 @@ use base64::Engine;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_e2e::{
@@ -48,6 +48,7 @@ fn free_port() -> u16 {
 struct WebhookManager {
     child: Child,
     health_port: u16,
+    metrics_port: u16,
 }
 
 impl WebhookManager {
@@ -61,6 +62,7 @@ impl WebhookManager {
     fn start_with(ns: &str, home: &str, port: u16, tag: &str, extra: &[&str]) -> Self {
         let (log, log_path) = log_file(&format!("{ns}-manager-{tag}.log")).unwrap();
         let health_port = free_port();
+        let metrics_port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_kruise-manager"))
             .arg("--kubeconfig")
             .arg(testbed_kubeconfig())
@@ -70,7 +72,7 @@ impl WebhookManager {
                 "--namespace",
                 ns,
                 "--metrics-addr",
-                "127.0.0.1:0",
+                &format!("127.0.0.1:{metrics_port}"),
                 "--health-probe-addr",
                 &format!("127.0.0.1:{health_port}"),
                 "--webhook-server",
@@ -91,7 +93,11 @@ impl WebhookManager {
             .spawn()
             .expect("start kruise-manager");
         eprintln!("manager log: {}", log_path.display());
-        WebhookManager { child, health_port }
+        WebhookManager {
+            child,
+            health_port,
+            metrics_port,
+        }
     }
 
     /// Waits until `/readyz` answers 200 (the first certificate and configuration sync is done).
@@ -303,6 +309,83 @@ async fn dry_run_cloneset(api: &Api<CloneSet>, name: &str) -> Result<(), kube::E
     )
     .await
     .map(|_| ())
+}
+
+/// Sum of the manager's `rest_client_requests_total` with `method="GET"`.
+async fn manager_gets(port: u16) -> f64 {
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let (_, body) = kruise_e2e::manager::http_get(addr, "/metrics")
+        .await
+        .expect("metrics answer");
+    body.lines()
+        .filter(|l| l.starts_with("rest_client_requests_total{") && l.contains(r#"method="GET""#))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// The CloneSet webhook judges the pods newly named in `scaleStrategy.podsToDelete` (they must
+/// exist, not be terminating and belong to the CloneSet: OpenKruise's `validateScaleStrategy`)
+/// by reading the manager's shared pod cache — no API call per admission, as OpenKruise's
+/// cache-backed client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_to_delete_are_judged_from_the_shared_pod_cache() {
+    let f = setup("wh-lookup").await;
+    let ns = f.ns.name();
+    let pods: Api<Pod> = Api::namespaced(f.env.client.clone(), ns);
+    let stray: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "stray", "namespace": ns},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &stray).await.unwrap();
+    let api: Api<CloneSet> = Api::namespaced(f.env.client.clone(), ns);
+    let admit = |name: String, to_delete: &'static str| {
+        let api = api.clone();
+        async move {
+            let mut cs: CloneSet =
+                serde_yaml_ng::from_str(&cloneset_yaml(&name, "ok", "ok", "")).unwrap();
+            cs.spec.scale_strategy =
+                Some(serde_json::from_value(json!({"podsToDelete": [to_delete]})).unwrap());
+            let dry = PostParams {
+                dry_run: true,
+                ..Default::default()
+            };
+            match api.create(&dry, &cs).await {
+                Ok(_) => "admitted".to_owned(),
+                Err(e) => e.to_string(),
+            }
+        }
+    };
+    // The pod reaches the cache through its watch.
+    let denial = wait_for("the webhook to see the stray pod", TIMEOUT, || async {
+        let d = admit("probe".into(), "stray").await;
+        (!d.contains("not found")).then_some(d)
+    })
+    .await
+    .unwrap();
+    assert!(
+        denial.contains("spec.scaleStrategy.podsToDelete")
+            && denial.contains("owner is not this CloneSet"),
+        "{denial}"
+    );
+    let missing = admit("ghost".into(), "ghost").await;
+    assert!(
+        missing.contains("spec.scaleStrategy.podsToDelete") && missing.contains("not found"),
+        "{missing}"
+    );
+
+    // Many admissions, few GETs: the lookups are cache reads.
+    let before = manager_gets(f.manager.metrics_port).await;
+    const N: usize = 30;
+    for i in 0..N {
+        let d = admit(format!("load-{i}"), "stray").await;
+        assert!(d.contains("owner is not this CloneSet"), "{d}");
+    }
+    let gets = manager_gets(f.manager.metrics_port).await - before;
+    assert!(
+        gets < (N / 2) as f64,
+        "{gets} GET requests for {N} admissions: the webhook reads pods live"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

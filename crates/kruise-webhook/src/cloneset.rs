@@ -8,7 +8,6 @@
 pub mod mutation;
 pub mod validation;
 
-use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kube::core::admission::Operation;
 
@@ -110,7 +109,7 @@ async fn check_pods_to_delete(
         new.spec.scale_strategy.as_ref(),
         old.and_then(|o| o.spec.scale_strategy.as_ref()),
     );
-    let Some(client) = ctx.client.clone() else {
+    let Some(lookup) = &ctx.lookup else {
         return ErrorList::new();
     };
     if names.is_empty() {
@@ -122,18 +121,17 @@ async fn check_pods_to_delete(
         .clone()
         .or_else(|| req.namespace.clone())
         .unwrap_or_default();
-    let api: kube::Api<Pod> = kube::Api::namespaced(client, &ns);
     let uid = new.metadata.uid.as_deref();
     let mut errs = ErrorList::new();
     for name in names {
-        let lookup = match api.get_opt(&name).await {
+        let found = match lookup.pod(&ns, &name).await {
             Ok(Some(pod)) => Ok(pod),
             Ok(None) => Err(format!("pods \"{name}\" not found")),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         };
         errs.extend(validation::check_pod_to_delete(
             &name,
-            lookup.as_ref().map_err(Clone::clone),
+            found.as_deref().map_err(Clone::clone),
             uid,
         ));
     }
@@ -150,7 +148,7 @@ mod tests {
     fn ctx(gates: FeatureGates) -> HandlerContext {
         HandlerContext {
             gates,
-            client: None,
+            lookup: None,
         }
     }
 

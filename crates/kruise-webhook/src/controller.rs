@@ -10,11 +10,16 @@
 use std::time::Duration;
 
 use base64::Engine;
+use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
+    ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelector, LabelSelectorRequirement, ObjectMeta,
+};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -22,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::certs::{self, CertBundle};
-use super::server::{CertStore, paths};
+use super::registry::{self, AdmissionEntry, REGISTRY, WebhookType};
+use super::server::CertStore;
 
 /// Interval between two syncs.
 pub const RESYNC: Duration = Duration::from_secs(20);
@@ -63,16 +69,24 @@ impl Endpoint {
         }
     }
 
-    fn client_config(&self, path: &str, ca_bundle: &str) -> Value {
+    fn client_config(&self, path: &str, ca_bundle: &str) -> WebhookClientConfig {
+        let ca_bundle = Some(ByteString(ca_bundle.as_bytes().to_vec()));
         match self {
-            Endpoint::Service { name, namespace } => json!({
-                "service": {"name": name, "namespace": namespace, "path": path, "port": 443},
-                "caBundle": ca_bundle,
-            }),
-            Endpoint::Url { host, port } => json!({
-                "url": format!("https://{host}:{port}{path}"),
-                "caBundle": ca_bundle,
-            }),
+            Endpoint::Service { name, namespace } => WebhookClientConfig {
+                service: Some(ServiceReference {
+                    name: name.clone(),
+                    namespace: namespace.clone(),
+                    path: Some(path.to_owned()),
+                    port: Some(443),
+                }),
+                ca_bundle,
+                url: None,
+            },
+            Endpoint::Url { host, port } => WebhookClientConfig {
+                url: Some(format!("https://{host}:{port}{path}")),
+                ca_bundle,
+                service: None,
+            },
         }
     }
 }
@@ -121,53 +135,93 @@ impl WebhookSettings {
 /// `control-plane`), pointing at `s.endpoint` with `ca_bundle_pem` (base64-encoded here; empty
 /// for the checked-in manifests).
 pub fn configurations(s: &WebhookSettings, ca_bundle_pem: &str) -> (Value, Value) {
-    let ca = base64::engine::general_purpose::STANDARD.encode(ca_bundle_pem.as_bytes());
-    let only = s
-        .only_namespace
-        .as_ref()
-        .map(|ns| json!({"key": "kubernetes.io/metadata.name", "operator": "In", "values": [ns]}));
-    let webhook =
-        |name: &str, path: &str, group: &str, versions: &[&str], ops: &[&str], resource: &str| {
-            let mut w = json!({
-                "name": name,
-                "admissionReviewVersions": ["v1", "v1beta1"],
-                "clientConfig": s.endpoint.client_config(path, &ca),
-                "failurePolicy": "Fail",
-                "sideEffects": "None",
-                "rules": [{"apiGroups": [group], "apiVersions": versions,
-                           "operations": ops, "resources": [resource]}],
+    let (mutating, validating) = typed_configurations(s, ca_bundle_pem);
+    let value = |v: serde_json::Result<Value>| v.unwrap_or(Value::Null);
+    (
+        value(serde_json::to_value(mutating)),
+        value(serde_json::to_value(validating)),
+    )
+}
+
+/// [`configurations`] as k8s-openapi objects, one webhook per [`REGISTRY`] entry in its order.
+pub fn typed_configurations(
+    s: &WebhookSettings,
+    ca_bundle_pem: &str,
+) -> (MutatingWebhookConfiguration, ValidatingWebhookConfiguration) {
+    let strings = |v: &[&str]| Some(v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+    let selector = |e: &AdmissionEntry| {
+        let mut exprs = Vec::new();
+        if e.skip_control_plane {
+            exprs.push(LabelSelectorRequirement {
+                key: "control-plane".into(),
+                operator: "DoesNotExist".into(),
+                values: None,
             });
-            let mut exprs = Vec::new();
-            if resource == "pods" {
-                exprs.push(json!({"key": "control-plane", "operator": "DoesNotExist"}));
-            }
-            exprs.extend(only.clone());
-            if !exprs.is_empty() {
-                w["namespaceSelector"] = json!({"matchExpressions": exprs});
-            }
-            w
-        };
-    let kruise = "apps.kruise.io";
+        }
+        if let Some(ns) = &s.only_namespace {
+            exprs.push(LabelSelectorRequirement {
+                key: "kubernetes.io/metadata.name".into(),
+                operator: "In".into(),
+                values: Some(vec![ns.clone()]),
+            });
+        }
+        (!exprs.is_empty()).then_some(LabelSelector {
+            match_expressions: Some(exprs),
+            match_labels: None,
+        })
+    };
+    let rules = |e: &AdmissionEntry| {
+        Some(vec![RuleWithOperations {
+            api_groups: strings(&[e.api_group]),
+            api_versions: strings(e.api_versions),
+            operations: strings(e.operations),
+            resources: strings(&[e.resource]),
+            scope: None,
+        }])
+    };
+    let review_versions = || vec!["v1".to_owned(), "v1beta1".to_owned()];
+    let of_type = |t: WebhookType| REGISTRY.iter().filter(move |e| e.webhook_type == t);
     let (mutating_name, validating_name) = s.configuration_names();
-    let mutating = json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": mutating_name},
-        "webhooks": [
-            webhook("mpod.kb.io", paths::MUTATE_POD, "", &["v1"], &["CREATE"], "pods"),
-            webhook("mcloneset.kb.io", paths::MUTATE_CLONESET, kruise, &["v1alpha1"], &["CREATE", "UPDATE"], "clonesets"),
-            webhook("mstatefulset.kb.io", paths::MUTATE_STATEFULSET, kruise, &["v1alpha1", "v1beta1"], &["CREATE", "UPDATE"], "statefulsets"),
-        ],
-    });
-    let validating = json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": validating_name},
-        "webhooks": [
-            webhook("vcloneset.kb.io", paths::VALIDATE_CLONESET, kruise, &["v1alpha1"], &["CREATE", "UPDATE", "DELETE"], "clonesets"),
-            webhook("vstatefulset.kb.io", paths::VALIDATE_STATEFULSET, kruise, &["v1alpha1", "v1beta1"], &["CREATE", "UPDATE", "DELETE"], "statefulsets"),
-        ],
-    });
+    let mutating = MutatingWebhookConfiguration {
+        metadata: ObjectMeta {
+            name: Some(mutating_name),
+            ..ObjectMeta::default()
+        },
+        webhooks: Some(
+            of_type(WebhookType::Mutating)
+                .map(|e| MutatingWebhook {
+                    name: e.name.to_owned(),
+                    admission_review_versions: review_versions(),
+                    client_config: s.endpoint.client_config(e.path, ca_bundle_pem),
+                    failure_policy: Some("Fail".into()),
+                    side_effects: "None".into(),
+                    rules: rules(e),
+                    namespace_selector: selector(e),
+                    ..MutatingWebhook::default()
+                })
+                .collect(),
+        ),
+    };
+    let validating = ValidatingWebhookConfiguration {
+        metadata: ObjectMeta {
+            name: Some(validating_name),
+            ..ObjectMeta::default()
+        },
+        webhooks: Some(
+            of_type(WebhookType::Validating)
+                .map(|e| ValidatingWebhook {
+                    name: e.name.to_owned(),
+                    admission_review_versions: review_versions(),
+                    client_config: s.endpoint.client_config(e.path, ca_bundle_pem),
+                    failure_policy: Some("Fail".into()),
+                    side_effects: "None".into(),
+                    rules: rules(e),
+                    namespace_selector: selector(e),
+                    ..ValidatingWebhook::default()
+                })
+                .collect(),
+        ),
+    };
     (mutating, validating)
 }
 
@@ -232,8 +286,10 @@ pub const CONVERSION_WEBHOOK_CRDS: &[&str] = &[
 /// The `spec.conversion.webhook` a CRD needs to reach `/convert` at `endpoint` with
 /// `ca_bundle_pem` (empty for the checked-in patches).
 pub fn conversion_webhook(endpoint: &Endpoint, ca_bundle_pem: &str) -> Value {
-    let ca = base64::engine::general_purpose::STANDARD.encode(ca_bundle_pem.as_bytes());
-    let mut client = endpoint.client_config(paths::CONVERT, &ca);
+    // The same JSON shape as apiextensions' WebhookClientConfig.
+    let mut client =
+        serde_json::to_value(endpoint.client_config(crate::server::paths::CONVERT, ca_bundle_pem))
+            .unwrap_or_default();
     if ca_bundle_pem.is_empty() {
         client.as_object_mut().map(|o| o.remove("caBundle"));
     }
@@ -435,8 +491,9 @@ pub async fn sync_once(
                 .as_ref()
                 .and_then(|c| c["webhooks"].as_array().cloned())
                 .unwrap_or_default();
+            let served = registry::served_paths();
             if hooks.iter().any(|h| {
-                webhook_path(h).is_some_and(|p| paths::ADMISSION.contains(&p.as_str()))
+                webhook_path(h).is_some_and(|p| served.contains(&p.as_str()))
                     && h.pointer("/clientConfig/caBundle").and_then(Value::as_str)
                         != Some(want.as_str())
             }) {
@@ -495,7 +552,9 @@ where
     K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
 {
     let applied = api.patch(name, pp, &Patch::Apply(desired)).await?;
-    if let Some(pruned) = to_value(&applied).and_then(|v| prune_unserved(&v, paths::ADMISSION)) {
+    if let Some(pruned) =
+        to_value(&applied).and_then(|v| prune_unserved(&v, &registry::served_paths()))
+    {
         let pruned: K = from_value(pruned)?;
         api.replace(name, &PostParams::default(), &pruned).await?;
         info!(
@@ -713,11 +772,11 @@ mod tests {
     #[test]
     fn unserved_webhooks_are_pruned_and_the_installed_list_kept_as_template() {
         let (mut m, _) = configurations(&service_settings(), "CA");
-        assert!(prune_unserved(&m, paths::ADMISSION).is_none());
+        assert!(prune_unserved(&m, &registry::served_paths()).is_none());
         let foreign = json!({"name": "msidecarset.kb.io",
             "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-v1alpha1-sidecarset"}});
         m["webhooks"].as_array_mut().unwrap().push(foreign);
-        let pruned = prune_unserved(&m, paths::ADMISSION).unwrap();
+        let pruned = prune_unserved(&m, &registry::served_paths()).unwrap();
         assert_eq!(pruned["webhooks"].as_array().unwrap().len(), 3);
         assert!(
             pruned["webhooks"]
@@ -736,7 +795,7 @@ mod tests {
         // An existing template (e.g. written by OpenKruise) is never overwritten.
         let mut again = m.clone();
         again["metadata"]["annotations"] = json!({TEMPLATE_ANNOTATION: "[]"});
-        let pruned = prune_unserved(&again, paths::ADMISSION).unwrap();
+        let pruned = prune_unserved(&again, &registry::served_paths()).unwrap();
         assert_eq!(pruned["metadata"]["annotations"][TEMPLATE_ANNOTATION], "[]");
         assert_eq!(
             webhook_path(&json!({"clientConfig": {"url": "https://h:1/convert?x=1"}})).as_deref(),

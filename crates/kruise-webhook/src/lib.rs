@@ -16,8 +16,10 @@ pub type Response = kube::core::admission::AdmissionResponse;
 pub struct HandlerContext {
     /// Effective feature gates.
     pub gates: kruise_runtime::features::FeatureGates,
-    /// API client for handlers that look objects up (e.g. `podsToDelete`); `None` in unit tests.
-    pub client: Option<kube::Client>,
+    /// Where handlers look other objects up (pods named in `podsToDelete`, StorageClasses):
+    /// the shared cache once synced ([`lookup::Lookup`]); `None` in unit tests (nothing is
+    /// looked up).
+    pub lookup: Option<lookup::Lookup>,
 }
 
 /// Namespace kruise-manager runs in (`POD_NAMESPACE`, default `kruise-system`): where the
@@ -35,7 +37,9 @@ pub mod common;
 pub mod controller;
 pub mod conversion;
 pub mod field;
+pub mod lookup;
 pub mod pod;
+pub mod registry;
 pub mod server;
 pub mod statefulset;
 pub mod support;

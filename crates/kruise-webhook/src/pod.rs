@@ -68,7 +68,7 @@ mod tests {
         };
         let ctx = HandlerContext {
             gates: FeatureGates::default(),
-            client: None,
+            lookup: None,
         };
         let resp = mutate(
             &request("CREATE", "pods", "v1", Some(pod("ns")), None),

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::certs::CertBundle;
+use super::registry::{AdmissionEntry, REGISTRY};
 use super::{HandlerContext, Request};
 
 /// Errors of the webhook server.
@@ -82,20 +83,10 @@ impl ResolvesServerCert for CertStore {
 
 type Shared = Arc<HandlerContext>;
 
-/// The implemented webhooks.
-#[derive(Clone, Copy, Debug)]
-enum Hook {
-    MutateCloneSet,
-    ValidateCloneSet,
-    MutateStatefulSet,
-    ValidateStatefulSet,
-    MutatePod,
-}
-
 async fn review(
     ctx: &HandlerContext,
     body: &[u8],
-    hook: Hook,
+    entry: &'static AdmissionEntry,
 ) -> axum::Json<AdmissionReview<DynamicObject>> {
     let parsed: Result<Request, String> =
         serde_json::from_slice::<AdmissionReview<DynamicObject>>(body)
@@ -106,16 +97,10 @@ async fn review(
             });
     let response = match parsed {
         Err(e) => AdmissionResponse::invalid(format!("invalid AdmissionReview: {e}")),
-        Ok(req) => match hook {
-            Hook::MutateCloneSet => super::cloneset::mutate(&req, ctx).await,
-            Hook::ValidateCloneSet => super::cloneset::validate(&req, ctx).await,
-            Hook::MutateStatefulSet => super::statefulset::mutate(&req, ctx).await,
-            Hook::ValidateStatefulSet => super::statefulset::validate(&req, ctx).await,
-            Hook::MutatePod => super::pod::mutate(&req, ctx).await,
-        },
+        Ok(req) => (entry.handler)(&req, ctx).await,
     };
     if !response.allowed {
-        debug!(?hook, uid = %response.uid, message = %response.result.message, "admission denied");
+        debug!(webhook = entry.name, uid = %response.uid, message = %response.result.message, "admission denied");
     }
     axum::Json(response.into_review())
 }
@@ -147,35 +132,22 @@ pub mod paths {
     pub const MUTATE_POD: &str = "/mutate-pod";
     /// CRD conversion (ConversionReview).
     pub const CONVERT: &str = "/convert";
-    /// Every admission path this server answers.
-    pub const ADMISSION: &[&str] = &[
-        MUTATE_CLONESET,
-        VALIDATE_CLONESET,
-        MUTATE_STATEFULSET,
-        VALIDATE_STATEFULSET,
-        MUTATE_POD,
-    ];
 }
 
-/// The router of every implemented webhook path plus `/healthz`.
+/// The router: every admission webhook of the [`REGISTRY`], `/convert` and `/healthz`.
 pub fn router(ctx: Shared) -> Router {
-    let route = |hook: Hook| {
-        post(
-            move |State(c): State<Shared>, body: axum::body::Bytes| async move {
-                review(&c, &body, hook).await
-            },
-        )
-    };
-    Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route(paths::MUTATE_CLONESET, route(Hook::MutateCloneSet))
-        .route(paths::VALIDATE_CLONESET, route(Hook::ValidateCloneSet))
-        .route(paths::MUTATE_STATEFULSET, route(Hook::MutateStatefulSet))
-        .route(
-            paths::VALIDATE_STATEFULSET,
-            route(Hook::ValidateStatefulSet),
-        )
-        .route(paths::MUTATE_POD, route(Hook::MutatePod))
+    let mut router = Router::new().route("/healthz", get(|| async { "ok" }));
+    for entry in REGISTRY {
+        router = router.route(
+            entry.path,
+            post(
+                move |State(c): State<Shared>, body: axum::body::Bytes| async move {
+                    review(&c, &body, entry).await
+                },
+            ),
+        );
+    }
+    router
         .route(
             paths::CONVERT,
             post(|body: axum::body::Bytes| async move { convert(&body) }),

@@ -153,20 +153,22 @@ async fn check_volume_claim_templates(
                 storage_class,
             } => (name, storage_class),
         };
-        let client = ctx.client.clone()?;
-        let api: kube::Api<StorageClass> = kube::Api::all(client);
+        let lookup = ctx.lookup.as_ref()?;
         let verdict = match storage_class.as_deref() {
             Some(sc) => {
-                let got = api.get_opt(sc).await.ok().flatten();
-                volumeclaims::check_expansion(&name, Some(sc), got.as_ref().map(Some).ok_or(()))
+                let got = lookup.storage_class(sc).await.ok().flatten();
+                volumeclaims::check_expansion(&name, Some(sc), got.as_deref().map(Some).ok_or(()))
             }
-            None => match api.list(&Default::default()).await {
+            None => match lookup.storage_classes().await {
                 Err(_) => volumeclaims::check_expansion(&name, None, Err(())),
-                Ok(list) => volumeclaims::check_expansion(
-                    &name,
-                    None,
-                    Ok(volumeclaims::default_storage_class(&list.items)),
-                ),
+                Ok(list) => {
+                    let items: Vec<StorageClass> = list.iter().map(|c| (**c).clone()).collect();
+                    volumeclaims::check_expansion(
+                        &name,
+                        None,
+                        Ok(volumeclaims::default_storage_class(&items)),
+                    )
+                }
             },
         };
         if verdict.is_some() {
@@ -198,7 +200,7 @@ mod tests {
     fn ctx() -> HandlerContext {
         HandlerContext {
             gates: FeatureGates::default(),
-            client: None,
+            lookup: None,
         }
     }
 
