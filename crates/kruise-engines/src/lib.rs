@@ -12,9 +12,11 @@
 //! - [`updatesort`]: update and deletion ordering (priority, scatter, ranks).
 //! - [`expectations`]: scale / resource-version / update expectations (in-memory bookkeeping).
 //! - [`podutil`]: pod readiness and availability.
+//! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
 
 pub mod expectations;
 pub mod inplace;
+pub mod intstr;
 pub mod lifecycle;
 pub mod podutil;
 pub mod revision;

@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::common::{UpdatePriorityStrategy, UpdateScatterTerm};
 use kruise_api::keys;
+use kruise_engines::intstr;
 use serde_json::json;
 
 use crate::field::{ErrorList, FieldError, Path};
@@ -474,41 +475,16 @@ pub fn check_nonnegative(v: i64, path: Path) -> Option<FieldError> {
     (v < 0).then(|| FieldError::invalid(path, v, "must be greater than or equal to 0"))
 }
 
-/// The text form of an IntOrString (`5`, `"20%"` → `20%`), as Go's `IntOrString.String()`.
+/// The text form of an IntOrString (`5`, `"20%"` → `20%`), as Go's `IntOrString.String()`
+/// ([`intstr::text`]).
 pub fn int_or_string_text(v: &IntOrString) -> String {
-    match v {
-        IntOrString::Int(i) => i.to_string(),
-        IntOrString::String(s) => s.clone(),
-    }
+    intstr::text(v)
 }
 
-/// OpenKruise's `util.GetScaledValueFromIntOrPercent`: an integer as is; `"N%"` (N may be
-/// fractional) scaled to `total`, rounded up when `round_up`, else down. Errors (as text) for
-/// a string without `%` or an unparsable number.
+/// OpenKruise's `util.GetScaledValueFromIntOrPercent` ([`intstr::scaled_value_fractional`]):
+/// the error as Go's text.
 pub fn scaled_value(v: &IntOrString, total: i32, round_up: bool) -> Result<i64, String> {
-    match v {
-        IntOrString::Int(i) => Ok(i64::from(*i)),
-        IntOrString::String(s) => {
-            let Some(num) = s.strip_suffix('%') else {
-                return Err("invalid type: string is not a percentage".into());
-            };
-            let f: f64 = num
-                .parse()
-                .map_err(|_| format!("strconv.ParseFloat: parsing {num:?}: invalid syntax"))?;
-            if !f.is_finite() {
-                return Err(format!(
-                    "strconv.ParseFloat: parsing {num:?}: invalid syntax"
-                ));
-            }
-            let scaled = f * f64::from(total) / 100.0;
-            let r = if round_up {
-                scaled.ceil()
-            } else {
-                scaled.floor()
-            };
-            Ok(r.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
-        }
-    }
+    intstr::scaled_value_fractional(v, i64::from(total), round_up).map_err(|e| e.to_string())
 }
 
 /// `UpdatePriorityStrategy.FieldsValidation`: not both weight and order terms; weights within

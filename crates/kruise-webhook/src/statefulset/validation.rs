@@ -10,6 +10,7 @@ use kruise_api::apps::v1beta1::{
     pod_update_strategy_type, statefulset_update_strategy_type,
 };
 use kruise_api::keys;
+use kruise_engines::intstr;
 use serde_json::json;
 
 use crate::common::{
@@ -142,24 +143,15 @@ pub fn validate_max_unavailable(v: &IntOrString, spec: &StatefulSetSpec, path: &
     errs
 }
 
-/// apimachinery `GetValueFromIntOrPercent(v, 1, true)`: integer percentages only.
+/// apimachinery `GetValueFromIntOrPercent(v, 1, true)` ([`intstr::scaled_value`]): integer
+/// percentages only; the error as Go's text.
 fn resolve_against_one(v: &IntOrString) -> Result<i64, String> {
-    match v {
-        IntOrString::Int(n) => Ok(i64::from(*n)),
-        IntOrString::String(s) => {
-            let Some(num) = s.strip_suffix('%') else {
-                return Err(
-                    "invalid value for IntOrString: invalid type: string is not a percentage"
-                        .into(),
-                );
-            };
-            let n: i64 = num.parse().map_err(|_| {
-                format!("invalid value {s:?}: strconv.Atoi: parsing {num:?}: invalid syntax")
-            })?;
-            // ceil(n * 1 / 100)
-            Ok(n.div_euclid(100) + i64::from(n.rem_euclid(100) != 0))
+    intstr::scaled_value(v, 1, true).map_err(|e| match e {
+        intstr::IntStrError::NotAPercentage => format!("invalid value for IntOrString: {e}"),
+        intstr::IntStrError::InvalidNumber { .. } => {
+            format!("invalid value {:?}: {e}", intstr::text(v))
         }
-    }
+    })
 }
 
 /// `persistentVolumeClaimRetentionPolicy.whenDeleted` / `whenScaled` must be `Retain` or `Delete`.

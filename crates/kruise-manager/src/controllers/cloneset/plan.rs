@@ -8,6 +8,7 @@
 //! the same reconcile; the caller does scale first and update only when scaling had nothing to do.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kruise_engines::intstr;
 
 /// A spec value that cannot be resolved (e.g. `partition: "abc"`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,27 +31,16 @@ pub fn scaled_value(
     total: i32,
     round_up: bool,
 ) -> Result<i32, PlanError> {
-    match value {
-        IntOrString::Int(i) => Ok(*i),
-        IntOrString::String(s) => {
-            let bad = || PlanError::NotAPercentage {
-                field,
-                value: s.clone(),
-            };
-            let n: i64 = s
-                .strip_suffix('%')
-                .ok_or_else(bad)?
-                .parse()
-                .map_err(|_| bad())?;
-            let product = n * i64::from(total);
-            let v = if round_up {
-                product.div_euclid(100) + i64::from(product.rem_euclid(100) != 0)
-            } else {
-                product.div_euclid(100)
-            };
-            Ok(v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32)
-        }
-    }
+    intstr::scaled_value(value, i64::from(total), round_up)
+        .map(saturate)
+        .map_err(|_| PlanError::NotAPercentage {
+            field,
+            value: intstr::text(value),
+        })
+}
+
+fn saturate(v: i64) -> i32 {
+    v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
 }
 
 /// The number of pods that stay on the current revision for `partition` (OpenKruise's
@@ -65,23 +55,12 @@ pub fn partition_replicas(
         return Ok(0);
     };
     // OpenKruise parses partition percentages as floats ("12.5%"), unlike the other knobs.
-    let mut v = match p {
-        IntOrString::String(text) => {
-            let bad = || PlanError::NotAPercentage {
-                field: "spec.updateStrategy.partition",
-                value: text.clone(),
-            };
-            let pct: f64 = text
-                .strip_suffix('%')
-                .ok_or_else(bad)?
-                .parse()
-                .map_err(|_| bad())?;
-            (pct * f64::from(replicas) / 100.0)
-                .ceil()
-                .clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
-        }
-        IntOrString::Int(i) => *i,
-    };
+    let mut v = intstr::scaled_value_fractional(p, i64::from(replicas), true)
+        .map(saturate)
+        .map_err(|_| PlanError::NotAPercentage {
+            field: "spec.updateStrategy.partition",
+            value: intstr::text(p),
+        })?;
     if replicas > 1 && v == replicas && matches!(p, IntOrString::String(s) if s != "100%") {
         v = replicas - 1;
     }
