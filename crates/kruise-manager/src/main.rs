@@ -163,45 +163,19 @@ struct Args {
     graceful_shutdown_timeout: Duration,
 }
 
-/// Parses a Go `time.Duration` string: a sequence of decimal numbers with units
-/// `ns`, `us`/`µs`, `ms`, `s`, `m`, `h` (e.g. `5m`, `1h30m`, `1.5s`, `300ms`), or `0`.
+/// Parses a duration flag: Go's `time.Duration` syntax (a sequence of decimal numbers with
+/// units `ns`, `us`/`µs`, `ms`, `s`, `m`, `h`: `5m`, `1h30m`, `1.5s`, `300ms`, or `0`), read by
+/// jiff's duration parser — which also accepts its friendly spellings (`5 m`, `2 mins`) and ISO
+/// 8601 (`PT5M`). Negative durations are refused.
 fn parse_go_duration(s: &str) -> Result<Duration, String> {
-    let err = || format!("invalid duration {s:?} (expected e.g. 30s, 5m, 1h30m)");
     let t = s.trim();
     if t == "0" {
         return Ok(Duration::ZERO);
     }
-    if t.is_empty() || t.starts_with('-') {
-        return Err(err());
-    }
-    let t = t.strip_prefix('+').unwrap_or(t);
-    let mut total = 0f64;
-    let mut rest = t;
-    while !rest.is_empty() {
-        let num_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(err)?;
-        if num_end == 0 {
-            return Err(err());
-        }
-        let value: f64 = rest[..num_end].parse().map_err(|_| err())?;
-        rest = &rest[num_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(err()),
-        };
-        total += value * scale;
-        rest = &rest[unit_end..];
-    }
-    Duration::try_from_secs_f64(total).map_err(|_| err())
+    let d: jiff::SignedDuration = t
+        .parse()
+        .map_err(|e| format!("invalid duration {s:?} (expected e.g. 30s, 5m, 1h30m): {e}"))?;
+    Duration::try_from(d).map_err(|_| format!("invalid duration {s:?}: must not be negative"))
 }
 
 /// The crates whose logs `-v` raises.
@@ -681,7 +655,7 @@ mod tests {
         for (s, want) in ok {
             assert_eq!(parse_go_duration(s), Ok(want), "{s}");
         }
-        for bad in ["", "5", "m", "-5s", "5x", "1..5s", "5 m"] {
+        for bad in ["", "5", "m", "-5s", "5x", "1..5s"] {
             assert!(parse_go_duration(bad).is_err(), "{bad}");
         }
     }
