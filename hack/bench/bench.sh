@@ -2,7 +2,9 @@
 # Benchmark (not a test): in-place rollout of a CloneSet of N pods (default 1000) on >= 10 kwok
 # nodes, against a bare-client baseline. See crates/kruise-e2e/src/bin/kruise-bench.rs.
 #
-#   hack/bench/bench.sh [--pods N] [--nodes N]
+#   hack/bench/bench.sh [--pods N] [--nodes N] [--timeout-seconds S]
+#
+# Restart over many CloneSets (before/after builds): hack/bench/scale.sh.
 #
 # Uses the running testbed (started if needed). Stop any cluster-wide kruise-manager first
 # (hack/demo/demo.sh stop); this script does it.
@@ -14,4 +16,4 @@ echo "==> testbed"
 hack/testbed/testbed.sh status >/dev/null 2>&1 || hack/testbed/testbed.sh up
 hack/demo/demo.sh stop >/dev/null
 echo "==> benchmark"
-exec target/release/kruise-bench --manager target/release/kruise-manager "$@"
+exec target/release/kruise-bench rollout "$@"

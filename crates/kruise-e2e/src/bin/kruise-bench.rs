@@ -1,7 +1,11 @@
-//! `kruise-bench`: in-place rollout benchmark on the local testbed (driven by `hack/bench/bench.sh`).
+//! `kruise-bench`: benchmarks of kruise-manager on the local testbed (driven by
+//! `hack/bench/bench.sh` and `hack/bench/scale.sh`). Every scenario prints its baseline beside
+//! it (a bare client doing the minimum work), so figures read as ratios.
 //!
+//! `rollout` (the default when no subcommand is given): in-place rollout of one CloneSet.
 //! 1. Makes sure there are at least `--nodes` kwok nodes (Ready) and the CRDs are installed.
-//! 2. Starts the given kruise-manager binary (cluster-wide, leader election off).
+//! 2. Starts the given kruise-manager binary (leader election off, watching only the
+//!    benchmark's namespace).
 //! 3. Creates a CloneSet of `--pods` pods (InPlaceIfPossible, maxUnavailable 100%) and waits for
 //!    all of them to be ready.
 //! 4. Changes the image and measures the time until every pod is updated and ready, the API
@@ -10,59 +14,125 @@
 //! 5. Baseline: patches the image of the same pods directly with a bare client (the physical
 //!    limit: one write per pod, kwok simulating the restart) and reports the time ratio.
 //!
+//! `scale`: `--clonesets` CloneSets of `--pods-per-cloneset` pods, one or more manager binaries
+//! measured in turn on the same objects.
+//! 1. Nodes (default: enough kwok nodes for 110 pods each, plus one) and CRDs; a fresh namespace.
+//! 2. The first manager creates every pod; the run waits until every CloneSet is ready and
+//!    observed; the manager is stopped.
+//! 3. For each manager: while it is stopped, every CloneSet's generation is bumped without
+//!    touching pods (`spec.revisionHistoryLimit`, which only bounds the pruning of
+//!    ControllerRevisions; `minReadySeconds` would change which pods count as available, so a
+//!    restart soon after the pods became ready would write statuses again); the manager is
+//!    started and the run measures the time until all CloneSets report
+//!    `observedGeneration == generation` (the first completed reconcile of each), the API
+//!    requests it made (`rest_client_requests_total`, reads = GET/HEAD, i.e. GET, LIST and
+//!    WATCH, writes = POST/PUT/PATCH/DELETE), its peak RSS (VmHWM) and its RSS after a settle
+//!    period; the restart must create and delete no pod.
+//! 4. Baseline: a bare client LISTs every CloneSet and every pod once.
+//!
 //! Prints progress every second and a summary; exits non-zero with a reason on failure.
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use clap::{ArgAction, Args, Parser, Subcommand};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kruise_e2e::{TestEnv, install_crds, testbed_kubeconfig};
+use kruise_e2e::manager::free_port;
+use kruise_e2e::{TestEnv, TestNamespace, install_crds, log_file, testbed_kubeconfig};
 use kube::api::{
     Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
 };
 use serde_json::json;
 
-struct Args {
-    pods: usize,
-    nodes: usize,
-    manager: PathBuf,
-    timeout: Duration,
+/// Benchmarks of kruise-manager on the kruise-rs testbed (hack/testbed/testbed.sh up). Without
+/// a subcommand, runs `rollout` with the flags given.
+#[derive(Debug, Parser)]
+#[command(name = "kruise-bench", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Scenario>,
+
+    #[command(flatten)]
+    rollout: RolloutArgs,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        pods: 1000,
-        nodes: 10,
-        manager: PathBuf::from("target/release/kruise-manager"),
-        timeout: Duration::from_secs(900),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut val = || it.next().ok_or(format!("{flag} needs a value"));
-        match flag.as_str() {
-            "--pods" => a.pods = val()?.parse().map_err(|e| format!("--pods: {e}"))?,
-            "--nodes" => a.nodes = val()?.parse().map_err(|e| format!("--nodes: {e}"))?,
-            "--manager" => a.manager = PathBuf::from(val()?),
-            "--timeout-seconds" => {
-                a.timeout = Duration::from_secs(
-                    val()?
-                        .parse()
-                        .map_err(|e| format!("--timeout-seconds: {e}"))?,
-                )
-            }
-            "-h" | "--help" => {
-                println!(
-                    "usage: kruise-bench [--pods N] [--nodes N] [--manager PATH] [--timeout-seconds S]"
-                );
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(a)
+#[derive(Debug, Subcommand)]
+enum Scenario {
+    /// In-place image rollout of one CloneSet (maxUnavailable 100%), against a bare client
+    /// patching every pod's image.
+    Rollout(RolloutArgs),
+    /// Restart of one or more managers over many CloneSets: time to the first completed
+    /// reconcile of all, API requests, RSS; against a bare LIST of every CloneSet and pod.
+    Scale(ScaleArgs),
 }
+
+#[derive(Debug, Clone, Args)]
+struct RolloutArgs {
+    /// Pods in the CloneSet.
+    #[arg(long, default_value_t = 1000)]
+    pods: usize,
+
+    /// Minimum number of kwok nodes (missing ones are created).
+    #[arg(long, default_value_t = 10)]
+    nodes: usize,
+
+    /// The kruise-manager binary to measure.
+    #[arg(long, default_value = "target/release/kruise-manager")]
+    manager: PathBuf,
+
+    /// Timeout of each wait (scale-up, rollout, baseline), in seconds.
+    #[arg(long, default_value_t = 900)]
+    timeout_seconds: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+struct ScaleArgs {
+    /// Number of CloneSets.
+    #[arg(long, default_value_t = 100)]
+    clonesets: usize,
+
+    /// Pods (replicas) per CloneSet.
+    #[arg(long, default_value_t = 100)]
+    pods_per_cloneset: usize,
+
+    /// Minimum number of kwok nodes (missing ones are created); default
+    /// ceil(clonesets * pods-per-cloneset / 110) + 1.
+    #[arg(long)]
+    nodes: Option<usize>,
+
+    /// A kruise-manager binary to measure; repeat it (or give a comma-separated list) to measure
+    /// several builds in turn on the same objects, e.g. "before" and "after". The first one also
+    /// creates the pods. Each is labelled by its path.
+    #[arg(long = "manager", visible_alias = "managers", value_name = "PATH",
+          value_delimiter = ',', action = ArgAction::Append,
+          default_value = "target/release/kruise-manager")]
+    managers: Vec<PathBuf>,
+
+    /// Extra flag passed to every manager (repeatable), e.g. --manager-arg=--cloneset-workers=8.
+    /// Every binary gets the same flags, so figures compare.
+    #[arg(long = "manager-arg", value_name = "ARG", allow_hyphen_values = true)]
+    manager_args: Vec<String>,
+
+    /// Prefix of the benchmark's namespace (`e2e-<prefix>-<random>`, deleted at the end).
+    #[arg(long, default_value = "bench-scale")]
+    namespace_prefix: String,
+
+    /// Seconds the manager keeps running after all CloneSets are reconciled, before its RSS is
+    /// read ("RSS settled") and it is stopped.
+    #[arg(long, default_value_t = 10)]
+    settle_seconds: u64,
+
+    /// Timeout of each wait (creation of all pods, reconcile of all CloneSets), in seconds.
+    #[arg(long, default_value_t = 1800)]
+    timeout_seconds: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pods and CloneSets
 
 fn ready(p: &Pod) -> bool {
     p.status
@@ -85,6 +155,35 @@ fn status_image_matches(p: &Pod, want: &str) -> bool {
         .and_then(|s| s.container_statuses.as_ref())
         .and_then(|cs| cs.first())
         .is_some_and(|c| c.image == want)
+}
+
+fn cloneset_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apps.kruise.io", "v1alpha1", "CloneSet"),
+        "clonesets",
+    )
+}
+
+fn cloneset_api(env: &TestEnv, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(env.client.clone(), ns, &cloneset_resource())
+}
+
+/// `metadata.generation` of a CloneSet.
+fn generation(cs: &DynamicObject) -> i64 {
+    cs.metadata.generation.unwrap_or(0)
+}
+
+/// An integer field of a CloneSet's status (0 when absent).
+fn status_int(cs: &DynamicObject, field: &str) -> i64 {
+    cs.data
+        .get("status")
+        .and_then(|s| s.get(field))
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0)
+}
+
+fn observed(cs: &DynamicObject) -> bool {
+    status_int(cs, "observedGeneration") == generation(cs)
 }
 
 /// Waits until `done(pods)`; prints `label: <progress(pods)>` every second.
@@ -130,94 +229,360 @@ async fn wait_pods(
     }
 }
 
-async fn manager_writes(port: u16) -> Result<u64, String> {
-    let body = reqwest_get(port).await?;
-    let mut total = 0u64;
-    for line in body.lines() {
-        if !line.starts_with("rest_client_requests_total{") {
-            continue;
+/// Waits until `done(clonesets)`; prints `label: <progress(clonesets)>` every second. Returns
+/// the time waited and the last list.
+async fn wait_clonesets(
+    api: &Api<DynamicObject>,
+    label: &str,
+    timeout: Duration,
+    done: impl Fn(&[DynamicObject]) -> bool,
+    progress: impl Fn(&[DynamicObject]) -> String,
+) -> Result<(Duration, Vec<DynamicObject>), String> {
+    let start = Instant::now();
+    let mut last_print = Instant::now();
+    loop {
+        let list = api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| format!("listing CloneSets: {e}"))?
+            .items;
+        let elapsed = start.elapsed();
+        if done(&list) {
+            println!(
+                "  {label}: {} (done in {:.1}s)",
+                progress(&list),
+                elapsed.as_secs_f64()
+            );
+            return Ok((elapsed, list));
         }
-        if ["\"POST\"", "\"PUT\"", "\"PATCH\"", "\"DELETE\""]
-            .iter()
-            .any(|m| line.contains(m))
+        if last_print.elapsed() >= Duration::from_secs(1) {
+            println!(
+                "  {label}: {} ({:.0}s)",
+                progress(&list),
+                elapsed.as_secs_f64()
+            );
+            last_print = Instant::now();
+        }
+        if elapsed > timeout {
+            return Err(format!(
+                "{label}: not done within {timeout:?}: {}",
+                progress(&list)
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Manager processes, /proc and /metrics
+
+/// A kruise-manager started by the benchmark: leader election off, watching one namespace,
+/// metrics and health on free loopback ports, log in `target/e2e-logs/`. SIGKILLed on drop.
+struct Manager {
+    child: Option<Child>,
+    pid: u32,
+    metrics: SocketAddr,
+    health: SocketAddr,
+    log: PathBuf,
+}
+
+impl Manager {
+    fn start(binary: &Path, ns: &str, extra: &[String], log_name: &str) -> Result<Self, String> {
+        let metrics = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let health = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let (file, log) = log_file(log_name).map_err(|e| format!("log file {log_name}: {e}"))?;
+        let stderr = file.try_clone().map_err(|e| e.to_string())?;
+        let child = Command::new(binary)
+            .arg("--kubeconfig")
+            .arg(testbed_kubeconfig())
+            .arg("--enable-leader-election=false")
+            .arg("--metrics-addr")
+            .arg(metrics.to_string())
+            .arg("--health-probe-addr")
+            .arg(health.to_string())
+            .args(["--namespace", ns])
+            .args(extra)
+            .stdout(Stdio::from(file))
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .map_err(|e| format!("starting {}: {e}", binary.display()))?;
+        Ok(Self {
+            pid: child.id(),
+            child: Some(child),
+            metrics,
+            health,
+            log,
+        })
+    }
+
+    /// Fails if the process has exited (with its status and log path).
+    fn check_running(&mut self) -> Result<(), String> {
+        if let Some(c) = self.child.as_mut()
+            && let Ok(Some(status)) = c.try_wait()
         {
-            let v: f64 = line
-                .rsplit(' ')
-                .next()
-                .unwrap_or("0")
-                .parse()
-                .unwrap_or(0.0);
-            total += v as u64;
+            return Err(format!(
+                "manager pid {} exited ({status}); log {}",
+                self.pid,
+                self.log.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// SIGTERM (a clean shutdown), then SIGKILL if it is still running after 40 s.
+    async fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.pid.to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(40);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Manager {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
         }
     }
-    Ok(total)
 }
 
-async fn reqwest_get(port: u16) -> Result<String, String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .map_err(|e| format!("metrics endpoint: {e}"))?;
-    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut out = String::new();
-    s.read_to_string(&mut out)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(out)
-}
-
-fn peak_rss_mb(pid: u32) -> Option<f64> {
+/// A field of `/proc/<pid>/status` in kB (e.g. `VmHWM`, `VmRSS`), as MiB.
+fn proc_status_mib(pid: u32, field: &str) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status
+        .lines()
+        .find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
 }
 
-async fn run(a: Args) -> Result<(), String> {
-    let env = TestEnv::connect().await.map_err(|e| e.to_string())?;
-    let client = env.client.clone();
+/// One sample of the Prometheus text exposition format.
+#[derive(Debug, Clone, PartialEq)]
+struct Sample {
+    name: String,
+    labels: Vec<(String, String)>,
+    value: f64,
+}
 
-    // 1. Nodes and CRDs.
-    kruise_e2e::ensure_kwok_nodes(&env, a.nodes)
+impl Sample {
+    fn label(&self, name: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parses the samples of a Prometheus text exposition (comments, blank and malformed lines are
+/// skipped; a trailing timestamp is ignored).
+fn parse_prometheus(text: &str) -> Vec<Sample> {
+    text.lines().filter_map(parse_sample).collect()
+}
+
+fn parse_sample(line: &str) -> Option<Sample> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let name_end = line.find(['{', ' ', '\t']).unwrap_or(line.len());
+    let name = line[..name_end].to_string();
+    if name.is_empty() {
+        return None;
+    }
+    let mut rest = &line[name_end..];
+    let mut labels = Vec::new();
+    if let Some(body) = rest.strip_prefix('{') {
+        let mut chars = body.char_indices().peekable();
+        loop {
+            // Skip separators, then either `}` or `key="value"`.
+            while chars
+                .next_if(|(_, c)| *c == ',' || c.is_whitespace())
+                .is_some()
+            {}
+            let (i, c) = chars.next()?;
+            if c == '}' {
+                rest = &body[i + 1..];
+                break;
+            }
+            let mut key = String::from(c);
+            loop {
+                let (_, c) = chars.next()?;
+                if c == '=' {
+                    break;
+                }
+                key.push(c);
+            }
+            if chars.next()?.1 != '"' {
+                return None;
+            }
+            let mut value = String::new();
+            loop {
+                match chars.next()?.1 {
+                    '"' => break,
+                    '\\' => match chars.next()?.1 {
+                        'n' => value.push('\n'),
+                        other => value.push(other),
+                    },
+                    other => value.push(other),
+                }
+            }
+            labels.push((key.trim().to_string(), value));
+        }
+    }
+    let value = rest.split_whitespace().next()?.parse().ok()?;
+    Some(Sample {
+        name,
+        labels,
+        value,
+    })
+}
+
+/// The manager's API requests (`rest_client_requests_total`, every code and host) by kind of
+/// HTTP method: reads are GET/HEAD (get, list and watch), writes POST/PUT/PATCH/DELETE.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Requests {
+    reads: u64,
+    writes: u64,
+    other: u64,
+}
+
+impl Requests {
+    fn from_metrics(text: &str) -> Self {
+        let mut r = Self::default();
+        for s in parse_prometheus(text) {
+            if s.name != "rest_client_requests_total" {
+                continue;
+            }
+            let n = s.value as u64;
+            match s.label("method").unwrap_or("") {
+                "GET" | "HEAD" => r.reads += n,
+                "POST" | "PUT" | "PATCH" | "DELETE" => r.writes += n,
+                _ => r.other += n,
+            }
+        }
+        r
+    }
+
+    fn total(&self) -> u64 {
+        self.reads + self.writes + self.other
+    }
+
+    fn since(&self, earlier: &Self) -> Self {
+        Self {
+            reads: self.reads.saturating_sub(earlier.reads),
+            writes: self.writes.saturating_sub(earlier.writes),
+            other: self.other.saturating_sub(earlier.other),
+        }
+    }
+}
+
+/// `GET http://<addr><path>`: status and body.
+async fn http_get(
+    http: &reqwest::Client,
+    addr: SocketAddr,
+    path: &str,
+) -> Result<(u16, String), String> {
+    let url = format!("http://{addr}{path}");
+    let resp = http
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("GET {url}: {e}"))?;
+    let status = resp.status().as_u16();
+    let body = resp.text().await.map_err(|e| format!("GET {url}: {e}"))?;
+    Ok((status, body))
+}
+
+/// The manager's request counters from its `/metrics`.
+async fn scrape_requests(http: &reqwest::Client, m: &Manager) -> Result<Requests, String> {
+    match http_get(http, m.metrics, "/metrics").await? {
+        (200, body) => Ok(Requests::from_metrics(&body)),
+        (status, body) => Err(format!(
+            "manager /metrics answered {status}: {}",
+            body.chars().take(200).collect::<String>()
+        )),
+    }
+}
+
+/// Waits until the manager's `/metrics` answers (its servers are up).
+async fn wait_metrics(
+    http: &reqwest::Client,
+    m: &mut Manager,
+    timeout: Duration,
+) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        m.check_running()?;
+        match scrape_requests(http, m).await {
+            Ok(_) => return Ok(()),
+            Err(e) if start.elapsed() > timeout => {
+                return Err(format!("{e} (log {})", m.log.display()));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+fn http_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .no_proxy()
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))
+}
+
+async fn ensure_nodes(env: &TestEnv, n: usize) -> Result<usize, String> {
+    kruise_e2e::ensure_kwok_nodes(env, n)
         .await
         .map_err(|e| format!("kwok nodes: {e}"))?;
-    let node_count = Api::<Node>::all(client.clone())
+    let count = Api::<Node>::all(env.client.clone())
         .list(&ListParams::default().labels("type=kwok"))
         .await
         .map_err(|e| e.to_string())?
         .items
         .len();
-    println!("nodes: {node_count} kwok nodes");
+    println!("nodes: {count} kwok nodes");
+    Ok(count)
+}
+
+// ---------------------------------------------------------------------------------------------
+// rollout
+
+async fn rollout(a: RolloutArgs) -> Result<(), String> {
+    let env = TestEnv::connect().await.map_err(|e| e.to_string())?;
+    let http = http_client()?;
+
+    // 1. Nodes and CRDs.
+    let node_count = ensure_nodes(&env, a.nodes).await?;
     install_crds(&env).await.map_err(|e| e.to_string())?;
 
     // 2. The manager, watching only the benchmark's namespace (other tests may share the testbed).
     let ns = env.namespace("bench").await.map_err(|e| e.to_string())?;
-    let port = 18390;
-    let mut child = Command::new(&a.manager)
-        .arg("--kubeconfig")
-        .arg(testbed_kubeconfig())
-        .args([
-            "--enable-leader-election=false",
-            "--metrics-addr",
-            "127.0.0.1:18390",
-            "--health-probe-addr",
-            "127.0.0.1:18391",
-        ])
-        .args(["--cloneset-workers", "3", "--namespace", ns.name()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("starting {}: {e}", a.manager.display()))?;
-    let pid = child.id();
-    let result = bench(&env, &ns, &a, port, pid).await;
-    let peak = peak_rss_mb(pid);
-    let _ = child.kill();
-    let _ = child.wait();
+    let extra = ["--cloneset-workers".to_string(), "3".to_string()];
+    let mut manager = Manager::start(
+        &a.manager,
+        ns.name(),
+        &extra,
+        &format!("{}-manager.log", ns.name()),
+    )?;
+    let result = rollout_run(&env, &ns, &a, &http, &mut manager).await;
+    let peak = proc_status_mib(manager.pid, "VmHWM");
+    drop(manager);
     let (rollout, writes, baseline, pods) = result?;
     println!();
-    println!("== kruise-bench: {pods} pods on {node_count} kwok nodes ==");
+    println!("== kruise-bench rollout: {pods} pods on {node_count} kwok nodes ==");
     println!(
         "in-place rollout (maxUnavailable 100%): {:.1}s to all updated and ready",
         rollout.as_secs_f64()
@@ -238,22 +603,20 @@ async fn run(a: Args) -> Result<(), String> {
         "ratio rollout / baseline: {:.2}",
         rollout.as_secs_f64() / baseline.as_secs_f64().max(0.001)
     );
+    ns.delete().await.map_err(|e| e.to_string())?;
     Ok(())
 }
 
-async fn bench(
+async fn rollout_run(
     env: &TestEnv,
-    ns: &kruise_e2e::TestNamespace,
-    a: &Args,
-    port: u16,
-    pid: u32,
+    ns: &TestNamespace,
+    a: &RolloutArgs,
+    http: &reqwest::Client,
+    manager: &mut Manager,
 ) -> Result<(Duration, u64, Duration, usize), String> {
+    let timeout = Duration::from_secs(a.timeout_seconds);
     let pods: Api<Pod> = ns.api();
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("apps.kruise.io", "v1alpha1", "CloneSet"),
-        "clonesets",
-    );
-    let cs_api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns.name(), &ar);
+    let cs_api = cloneset_api(env, ns.name());
     let cs: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
         "metadata": {"name": "bench"},
@@ -281,12 +644,12 @@ async fn bench(
             format!("pods={} updated={upd} updatedReady={rdy}", ps.len())
         }
     };
-    println!("scale up to {n} pods (manager pid {pid})");
+    println!("scale up to {n} pods (manager pid {})", manager.pid);
     wait_pods(
         &pods,
         "app=bench",
         "create",
-        a.timeout,
+        timeout,
         |ps| ps.len() == n && ps.iter().all(ready),
         progress("nginx:1.25"),
     )
@@ -294,7 +657,8 @@ async fn bench(
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     println!("in-place rollout nginx:1.25 -> nginx:1.26");
-    let w0 = manager_writes(port).await?;
+    manager.check_running()?;
+    let w0 = scrape_requests(http, manager).await?;
     cs_api
         .patch("bench", &PatchParams::default(), &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}})))
         .await
@@ -304,7 +668,7 @@ async fn bench(
         &pods,
         "app=bench",
         "rollout",
-        a.timeout,
+        timeout,
         |ps| {
             ps.len() == n
                 && ps
@@ -315,7 +679,7 @@ async fn bench(
     )
     .await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let writes = manager_writes(port).await? - w0;
+    let writes = scrape_requests(http, manager).await?.since(&w0).writes;
 
     // Baseline: the same pods, patched directly (manager paused so it does not interfere).
     cs_api
@@ -351,7 +715,7 @@ async fn bench(
     if let Some(Err(e)) = results.into_iter().find(|r| r.is_err()) {
         return Err(format!("baseline patch: {e}"));
     }
-    let remaining = a.timeout.saturating_sub(start.elapsed());
+    let remaining = timeout.saturating_sub(start.elapsed());
     wait_pods(
         &pods,
         "app=bench",
@@ -369,17 +733,572 @@ async fn bench(
     Ok((rollout, writes, baseline, n))
 }
 
-#[tokio::main]
-async fn main() {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("kruise-bench: {e}");
-            std::process::exit(2);
+// ---------------------------------------------------------------------------------------------
+// scale
+
+/// What one manager's restart measured.
+struct ScaleRow {
+    label: String,
+    /// Start to `/readyz` 200 (caches synced), if seen before all were reconciled.
+    readyz: Option<Duration>,
+    /// Start to every CloneSet's `observedGeneration == generation`.
+    reconciled: Duration,
+    /// Requests from start to all reconciled.
+    requests_to_reconciled: Requests,
+    /// Requests during the whole run (start to the end of the settle period).
+    requests: Requests,
+    peak_rss_mib: Option<f64>,
+    settled_rss_mib: Option<f64>,
+}
+
+/// The bare-client baseline: one LIST of CloneSets and one LIST of pods.
+struct Baseline {
+    /// Median of 3 runs of both LISTs.
+    list: Duration,
+    clonesets: usize,
+    pods: usize,
+}
+
+fn default_nodes(pods: usize) -> usize {
+    pods.div_ceil(110) + 1
+}
+
+async fn scale(a: ScaleArgs) -> Result<(), String> {
+    if a.clonesets == 0 || a.pods_per_cloneset == 0 {
+        return Err("--clonesets and --pods-per-cloneset must be positive".into());
+    }
+    for m in &a.managers {
+        if !m.is_file() {
+            return Err(format!("manager binary {} not found", m.display()));
+        }
+    }
+    let env = TestEnv::connect().await.map_err(|e| e.to_string())?;
+    let http = http_client()?;
+    let total_pods = a.clonesets * a.pods_per_cloneset;
+    let node_count = ensure_nodes(&env, a.nodes.unwrap_or(default_nodes(total_pods))).await?;
+    install_crds(&env).await.map_err(|e| e.to_string())?;
+    let ns = env
+        .namespace(&a.namespace_prefix)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("namespace: {}", ns.name());
+    // The managers are owned (and so killed on failure) inside `scale_run`, before the namespace
+    // goes.
+    let result = scale_run(&env, &ns, &a, &http).await;
+    let deleted = ns.delete().await;
+    let (rows, baseline) = result?;
+    deleted.map_err(|e| format!("deleting the namespace: {e}"))?;
+
+    println!();
+    println!(
+        "== kruise-bench scale: {} CloneSets x {} pods = {total_pods} pods on {node_count} kwok nodes ==",
+        a.clonesets, a.pods_per_cloneset
+    );
+    println!(
+        "baseline: a bare client LISTs {} CloneSets + {} pods once: {:.3}s (median of 3)",
+        baseline.clonesets,
+        baseline.pods,
+        baseline.list.as_secs_f64()
+    );
+    println!(
+        "per manager: restart with every CloneSet's generation bumped; requests from start to the end of a {}s settle",
+        a.settle_seconds
+    );
+    const BASELINE: &str = "baseline (bare LIST of all)";
+    let width = rows
+        .iter()
+        .map(|r| r.label.len())
+        .chain([BASELINE.len()])
+        .max()
+        .unwrap_or_default();
+    let widths = [width, 8, 13, 8, 9, 7, 7, 10, 11];
+    let line = |cells: [String; 9]| {
+        let mut out = format!("{:<width$}", cells[0]);
+        for (cell, w) in cells.iter().zip(widths).skip(1) {
+            out.push_str(&format!("  {cell:>w$}"));
+        }
+        out.trim_end().to_string()
+    };
+    let secs = |d: Duration| format!("{:.3}s", d.as_secs_f64());
+    let mib = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.1} MiB"));
+    let header = line(
+        [
+            "manager",
+            "readyz",
+            "reconcile all",
+            "x LIST",
+            "requests",
+            "reads",
+            "writes",
+            "peak RSS",
+            "RSS settled",
+        ]
+        .map(String::from),
+    );
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    for r in &rows {
+        println!(
+            "{}",
+            line([
+                r.label.clone(),
+                r.readyz.map_or("n/a".to_string(), secs),
+                secs(r.reconciled),
+                format!(
+                    "{:.1}x",
+                    r.reconciled.as_secs_f64() / baseline.list.as_secs_f64().max(0.001)
+                ),
+                r.requests.total().to_string(),
+                r.requests.reads.to_string(),
+                r.requests.writes.to_string(),
+                mib(r.peak_rss_mib),
+                mib(r.settled_rss_mib),
+            ])
+        );
+    }
+    println!(
+        "{}",
+        line([
+            BASELINE.to_string(),
+            String::new(),
+            secs(baseline.list),
+            "1.0x".into(),
+            "2".into(),
+            "2".into(),
+            "0".into(),
+            String::new(),
+            String::new(),
+        ])
+    );
+    for r in &rows {
+        let q = r.requests_to_reconciled;
+        println!(
+            "{}: until all reconciled {} requests ({} reads, {} writes; {:.2} writes per CloneSet)",
+            r.label,
+            q.total(),
+            q.reads,
+            q.writes,
+            q.writes as f64 / a.clonesets as f64
+        );
+    }
+    Ok(())
+}
+
+async fn scale_run(
+    env: &TestEnv,
+    ns: &TestNamespace,
+    a: &ScaleArgs,
+    http: &reqwest::Client,
+) -> Result<(Vec<ScaleRow>, Baseline), String> {
+    let timeout = Duration::from_secs(a.timeout_seconds);
+    let cs_api = cloneset_api(env, ns.name());
+    let pods: Api<Pod> = ns.api();
+    let n = a.clonesets;
+    let m = a.pods_per_cloneset as i64;
+    let names: Vec<String> = (0..n).map(|i| format!("cs-{i:04}")).collect();
+
+    // b. The first manager creates every pod.
+    let first = &a.managers[0];
+    let mut manager = Manager::start(
+        first,
+        ns.name(),
+        &a.manager_args,
+        &format!("{}-create.log", ns.name()),
+    )?;
+    println!(
+        "creating {n} CloneSets x {m} pods (manager {} pid {}, log {})",
+        first.display(),
+        manager.pid,
+        manager.log.display()
+    );
+    let created: Vec<Result<DynamicObject, kube::Error>> = futures::stream::iter(names.iter())
+        .map(|name| {
+            let api = cs_api.clone();
+            let cs: DynamicObject = serde_json::from_value(json!({
+                "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+                "metadata": {"name": name},
+                "spec": {
+                    "replicas": m,
+                    "selector": {"matchLabels": {"app": name}},
+                    "template": {"metadata": {"labels": {"app": name}},
+                                 "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}},
+                }
+            }))
+            .expect("valid CloneSet");
+            async move { api.create(&PostParams::default(), &cs).await }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    if let Some(Err(e)) = created.into_iter().find(|r| r.is_err()) {
+        return Err(format!("creating CloneSets: {e}"));
+    }
+    let all_ready = |list: &[DynamicObject]| {
+        list.len() == n
+            && list.iter().all(|cs| {
+                observed(cs)
+                    && status_int(cs, "readyReplicas") == m
+                    && status_int(cs, "replicas") == m
+            })
+    };
+    let progress = |list: &[DynamicObject]| {
+        let ready_cs = list
+            .iter()
+            .filter(|cs| observed(cs) && status_int(cs, "readyReplicas") == m)
+            .count();
+        let ready_pods: i64 = list.iter().map(|cs| status_int(cs, "readyReplicas")).sum();
+        let observed_cs = list.iter().filter(|cs| observed(cs)).count();
+        format!(
+            "CloneSets ready {ready_cs}/{n}, observed {observed_cs}/{n}, ready pods {ready_pods}/{}",
+            n as i64 * m
+        )
+    };
+    let mut waited = std::pin::pin!(wait_clonesets(
+        &cs_api, "create", timeout, all_ready, progress
+    ));
+    // Fail early if the manager dies while pods are being created.
+    let (create_time, _) = loop {
+        tokio::select! {
+            r = &mut waited => break r?,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => manager.check_running()?,
         }
     };
-    if let Err(e) = run(args).await {
+    println!(
+        "all {n} CloneSets ready in {:.1}s; stopping the manager",
+        create_time.as_secs_f64()
+    );
+    manager.stop().await;
+    drop(manager);
+
+    // d. Baseline: a bare client lists everything once (median of 3).
+    let mut runs = Vec::new();
+    let mut counts = (0, 0);
+    for _ in 0..3 {
+        let start = Instant::now();
+        let c = cs_api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| format!("baseline LIST CloneSets: {e}"))?
+            .items
+            .len();
+        let p = pods
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| format!("baseline LIST pods: {e}"))?
+            .items
+            .len();
+        runs.push(start.elapsed());
+        counts = (c, p);
+    }
+    runs.sort();
+    let baseline = Baseline {
+        list: runs[1],
+        clonesets: counts.0,
+        pods: counts.1,
+    };
+    println!(
+        "baseline: LIST {} CloneSets + {} pods in {:.3}s (median of 3)",
+        baseline.clonesets,
+        baseline.pods,
+        baseline.list.as_secs_f64()
+    );
+
+    // c. Each manager in turn, restarted over the same objects with generations bumped.
+    let mut rows = Vec::new();
+    for (i, binary) in a.managers.iter().enumerate() {
+        // A spec change that changes no pod, no revision and no availability.
+        let history_limit = 20 + i as i64;
+        println!();
+        println!(
+            "[{}/{}] {}: bumping every CloneSet's generation (spec.revisionHistoryLimit = {history_limit})",
+            i + 1,
+            a.managers.len(),
+            binary.display()
+        );
+        let patch = Patch::Merge(json!({"spec": {"revisionHistoryLimit": history_limit}}));
+        let patched: Vec<Result<DynamicObject, kube::Error>> = futures::stream::iter(names.iter())
+            .map(|name| {
+                let api = cs_api.clone();
+                let patch = patch.clone();
+                async move { api.patch(name, &PatchParams::default(), &patch).await }
+            })
+            .buffer_unordered(16)
+            .collect()
+            .await;
+        for r in patched {
+            let cs = r.map_err(|e| format!("patching CloneSets: {e}"))?;
+            if observed(&cs) {
+                return Err(format!(
+                    "CloneSet {} generation {} not bumped by the patch",
+                    cs.metadata.name.as_deref().unwrap_or(""),
+                    generation(&cs)
+                ));
+            }
+        }
+        let before = pod_uids(&pods).await?;
+        if before.len() != n * m as usize {
+            return Err(format!(
+                "{} pods before the restart, expected {}",
+                before.len(),
+                n * m as usize
+            ));
+        }
+
+        let log_name = format!("{}-manager-{i}.log", ns.name());
+        let start = Instant::now();
+        let mut manager = Manager::start(binary, ns.name(), &a.manager_args, &log_name)?;
+        println!(
+            "  started pid {} (log {})",
+            manager.pid,
+            manager.log.display()
+        );
+        let mut readyz = None;
+        let mut last_print = Instant::now();
+        let reconciled = loop {
+            manager.check_running()?;
+            if readyz.is_none()
+                && let Ok((200, _)) = http_get(http, manager.health, "/readyz").await
+            {
+                readyz = Some(start.elapsed());
+            }
+            let list = cs_api
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| format!("listing CloneSets: {e}"))?
+                .items;
+            let elapsed = start.elapsed();
+            let done = list.iter().filter(|cs| observed(cs)).count();
+            if list.len() == n && done == n {
+                println!(
+                    "  reconciled {done}/{n} (done in {:.2}s)",
+                    elapsed.as_secs_f64()
+                );
+                break elapsed;
+            }
+            if last_print.elapsed() >= Duration::from_secs(1) {
+                println!(
+                    "  reconciled {done}/{n}, readyz {} ({:.0}s)",
+                    if readyz.is_some() { "200" } else { "not yet" },
+                    elapsed.as_secs_f64()
+                );
+                last_print = Instant::now();
+            }
+            if elapsed > timeout {
+                return Err(format!(
+                    "{}: {done}/{n} CloneSets reconciled within {timeout:?} (log {})",
+                    binary.display(),
+                    manager.log.display()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let requests_to_reconciled = match scrape_requests(http, &manager).await {
+            Ok(r) => r,
+            Err(_) => {
+                // The metrics server may come up after the first reconciles on a tiny run.
+                wait_metrics(http, &mut manager, Duration::from_secs(30)).await?;
+                scrape_requests(http, &manager).await?
+            }
+        };
+        println!("  settling {}s", a.settle_seconds);
+        tokio::time::sleep(Duration::from_secs(a.settle_seconds)).await;
+        manager.check_running()?;
+        let settled_rss_mib = proc_status_mib(manager.pid, "VmRSS");
+        let peak_rss_mib = proc_status_mib(manager.pid, "VmHWM");
+        let requests = scrape_requests(http, &manager).await?;
+
+        // The restart must not have touched any pod.
+        let after = pod_uids(&pods).await?;
+        if after != before {
+            let created = after.difference(&before).count();
+            let deleted = before.difference(&after).count();
+            return Err(format!(
+                "{}: the restart created {created} and deleted {deleted} pods (before {}, after {}); log {}",
+                binary.display(),
+                before.len(),
+                after.len(),
+                manager.log.display()
+            ));
+        }
+        let list = cs_api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| format!("listing CloneSets: {e}"))?
+            .items;
+        if !all_ready(&list) {
+            return Err(format!(
+                "{}: after the settle period: {}",
+                binary.display(),
+                progress(&list)
+            ));
+        }
+        println!(
+            "  pods unchanged ({}); requests {} (reads {}, writes {}); peak RSS {}, settled {}",
+            after.len(),
+            requests.total(),
+            requests.reads,
+            requests.writes,
+            peak_rss_mib.map_or("n/a".into(), |v| format!("{v:.1} MiB")),
+            settled_rss_mib.map_or("n/a".into(), |v| format!("{v:.1} MiB")),
+        );
+        manager.stop().await;
+        rows.push(ScaleRow {
+            label: binary.display().to_string(),
+            readyz,
+            reconciled,
+            requests_to_reconciled,
+            requests,
+            peak_rss_mib,
+            settled_rss_mib,
+        });
+    }
+    Ok((rows, baseline))
+}
+
+/// The UIDs of the namespace's pods that are not being deleted; fails if any is being deleted.
+async fn pod_uids(pods: &Api<Pod>) -> Result<BTreeSet<String>, String> {
+    let list = pods
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| format!("listing pods: {e}"))?
+        .items;
+    let deleting = list
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_some())
+        .count();
+    if deleting > 0 {
+        return Err(format!("{deleting} pods are being deleted"));
+    }
+    Ok(list.into_iter().filter_map(|p| p.metadata.uid).collect())
+}
+
+#[tokio::main]
+async fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => rollout(cli.rollout).await,
+        Some(Scenario::Rollout(a)) => rollout(a).await,
+        Some(Scenario::Scale(a)) => scale(a).await,
+    };
+    if let Err(e) = result {
         eprintln!("kruise-bench: FAILED: {e}");
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_samples_with_labels_escapes_and_timestamps() {
+        let text = "# HELP rest_client_requests Number of HTTP requests.\n\
+            # TYPE rest_client_requests counter\n\
+            rest_client_requests_total{code=\"200\",host=\"api\",method=\"GET\"} 12\n\
+            rest_client_requests_total{code=\"201\",host=\"api\",method=\"POST\"} 3 1700000000000\n\
+            weird{a=\"x\\\"y,}\", b=\"\\\\\"} 1.5e2\n\
+            up 1\n\
+            \n\
+            broken{a=\"x\" 1\n";
+        let s = parse_prometheus(text);
+        assert_eq!(s.len(), 4, "{s:?}");
+        assert_eq!(s[0].name, "rest_client_requests_total");
+        assert_eq!(s[0].label("method"), Some("GET"));
+        assert_eq!(s[0].value, 12.0);
+        assert_eq!(s[1].value, 3.0);
+        assert_eq!(s[2].label("a"), Some("x\"y,}"));
+        assert_eq!(s[2].label("b"), Some("\\"));
+        assert_eq!(s[2].value, 150.0);
+        assert_eq!(
+            s[3],
+            Sample {
+                name: "up".into(),
+                labels: vec![],
+                value: 1.0
+            }
+        );
+    }
+
+    #[test]
+    fn requests_split_reads_and_writes() {
+        let text = "rest_client_requests_total{code=\"200\",host=\"api\",method=\"GET\"} 10\n\
+            rest_client_requests_total{code=\"404\",host=\"api\",method=\"GET\"} 2\n\
+            rest_client_requests_total{code=\"200\",host=\"api\",method=\"PATCH\"} 4\n\
+            rest_client_requests_total{code=\"201\",host=\"api\",method=\"POST\"} 1\n\
+            rest_client_requests_total{code=\"200\",host=\"api\",method=\"DELETE\"} 1\n\
+            rest_client_requests_total{code=\"200\",host=\"api\",method=\"PUT\"} 2\n\
+            rest_client_requests_total{code=\"200\",host=\"api\",method=\"OPTIONS\"} 1\n\
+            controller_runtime_reconcile_total{controller=\"cloneset\"} 99\n";
+        let r = Requests::from_metrics(text);
+        assert_eq!(
+            r,
+            Requests {
+                reads: 12,
+                writes: 8,
+                other: 1
+            }
+        );
+        assert_eq!(r.total(), 21);
+        let later = Requests {
+            reads: 20,
+            writes: 9,
+            other: 1,
+        };
+        assert_eq!(
+            later.since(&r),
+            Requests {
+                reads: 8,
+                writes: 1,
+                other: 0
+            }
+        );
+    }
+
+    #[test]
+    fn default_nodes_fit_110_pods_each_plus_one() {
+        assert_eq!(default_nodes(10_000), 92);
+        assert_eq!(default_nodes(15), 2);
+        assert_eq!(default_nodes(110), 2);
+    }
+
+    #[test]
+    fn cli_keeps_rollout_flags_at_top_level_and_parses_scale() {
+        let cli = Cli::try_parse_from(["kruise-bench", "--pods", "20", "--manager", "m"]).unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.rollout.pods, 20);
+        assert_eq!(cli.rollout.manager, PathBuf::from("m"));
+        assert_eq!(cli.rollout.nodes, 10);
+
+        let cli = Cli::try_parse_from([
+            "kruise-bench",
+            "scale",
+            "--manager",
+            "a",
+            "--managers",
+            "b,c",
+            "--manager-arg=--cloneset-workers=8",
+        ])
+        .unwrap();
+        let Some(Scenario::Scale(s)) = cli.command else {
+            panic!("scale expected");
+        };
+        assert_eq!(s.managers, ["a", "b", "c"].map(PathBuf::from));
+        assert_eq!(s.manager_args, ["--cloneset-workers=8"]);
+        assert_eq!(
+            (s.clonesets, s.pods_per_cloneset, s.nodes),
+            (100, 100, None)
+        );
+
+        let cli = Cli::try_parse_from(["kruise-bench", "scale"]).unwrap();
+        let Some(Scenario::Scale(s)) = cli.command else {
+            panic!("scale expected");
+        };
+        assert_eq!(s.managers, [PathBuf::from("target/release/kruise-manager")]);
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
     }
 }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): restart of kruise-manager over many CloneSets (default 100 CloneSets x
+# 100 pods = 10,000 pods, on enough kwok nodes for 110 pods each). For each manager binary given,
+# in turn on the same objects: time from start to the first completed reconcile of every CloneSet
+# (status.observedGeneration == metadata.generation after a generation bump made while it was
+# stopped), its API requests (reads/writes, from rest_client_requests_total), its peak RSS and
+# its RSS after a settle period; the restart must create and delete no pod. Baseline: a bare
+# client LISTing every CloneSet and pod once. See crates/kruise-e2e/src/bin/kruise-bench.rs and
+# `target/release/kruise-bench scale --help`.
+#
+#   hack/bench/scale.sh [--clonesets 100] [--pods-per-cloneset 100] [--nodes K]
+#                       [--manager PATH]... [--manager-arg ARG]... [--settle-seconds 10]
+#
+# Comparing a "before" build with the current tree in one run (both measured on the same
+# objects, each row labelled by its path):
+#
+#   git worktree add /tmp/before <commit>
+#   cargo build --release --manifest-path /tmp/before/Cargo.toml -p kruise-manager \
+#       --target-dir /tmp/before-target
+#   hack/bench/scale.sh --manager /tmp/before-target/release/kruise-manager \
+#       --manager target/release/kruise-manager
+#
+# Without --manager, measures target/release/kruise-manager. Every binary gets the same flags
+# (leader election off, --namespace of the benchmark, plus any --manager-arg), so figures compare.
+# Uses the running testbed (started if needed); stops the demo's manager first.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+echo "==> building release binaries (kruise-manager, kruise-bench)"
+cargo build --release -q -p kruise-manager -p kruise-e2e --bin kruise-manager --bin kruise-bench
+echo "==> testbed"
+hack/testbed/testbed.sh status >/dev/null 2>&1 || hack/testbed/testbed.sh up
+hack/demo/demo.sh stop >/dev/null
+echo "==> benchmark"
+exec target/release/kruise-bench scale "$@"
