@@ -169,12 +169,19 @@ struct Observed {
     watch_errors: Vec<String>,
 }
 
-fn observe(ns: &TestNamespace, app: &str) -> (Arc<Mutex<Observed>>, tokio::task::JoinHandle<()>) {
+/// Returns once the watch has delivered its initial list (so nothing that happens afterwards is
+/// missed), with the record and the watching task.
+async fn observe(
+    ns: &TestNamespace,
+    app: &str,
+) -> (Arc<Mutex<Observed>>, tokio::task::JoinHandle<()>) {
     let obs = Arc::new(Mutex::new(Observed::default()));
+    let (listed_tx, listed) = tokio::sync::oneshot::channel::<()>();
     let api = ns.api::<Pod>();
     let cfg = watcher::Config::default().labels(&format!("app={app}"));
     let o = obs.clone();
     let task = tokio::spawn(async move {
+        let mut listed_tx = Some(listed_tx);
         // What the watch says exists; a re-list (after a watch error) rebuilds it from scratch,
         // so pods deleted while the watch was down do not linger.
         let mut live: BTreeMap<String, Pod> = BTreeMap::new();
@@ -189,6 +196,9 @@ fn observe(ns: &TestNamespace, app: &str) -> (Arc<Mutex<Observed>>, tokio::task:
                 Ok(watcher::Event::InitDone) => {
                     if let Some(fresh) = relist.take() {
                         live = fresh;
+                    }
+                    if let Some(tx) = listed_tx.take() {
+                        let _ = tx.send(());
                     }
                     None
                 }
@@ -231,6 +241,10 @@ fn observe(ns: &TestNamespace, app: &str) -> (Arc<Mutex<Observed>>, tokio::task:
             g.max_pods = g.max_pods.max(live.len());
         }
     });
+    tokio::time::timeout(TIMEOUT, listed)
+        .await
+        .expect("the pod watch lists within the timeout")
+        .expect("the watch task is alive");
     (obs, task)
 }
 
@@ -333,8 +347,7 @@ async fn in_place_image_update_keeps_pods_and_respects_max_unavailable() {
             )
         })
         .collect();
-    let (obs, task) = observe(&ns, "web");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (obs, task) = observe(&ns, "web").await;
 
     patch_spec(
         &api,
@@ -557,8 +570,7 @@ async fn max_surge_adds_pods_during_update_then_converges() {
     );
     api.create(&PostParams::default(), &cs).await.unwrap();
     wait_ready(&api, "web", 3).await;
-    let (obs, task) = observe(&ns, "web");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (obs, task) = observe(&ns, "web").await;
     patch_spec(
         &api,
         "web",
@@ -908,8 +920,7 @@ async fn killing_the_manager_mid_rollout_converges_without_extra_pods() {
     );
     api.create(&PostParams::default(), &cs).await.unwrap();
     wait_ready(&api, "web", 5).await;
-    let (obs, task) = observe(&ns, "web");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (obs, task) = observe(&ns, "web").await;
     patch_spec(
         &api,
         "web",
@@ -1539,8 +1550,9 @@ struct SeenState {
     seen_at: jiff::Timestamp,
 }
 
-/// Every lifecycle state change of `app`'s pods, in the order a watch saw them.
-fn record_lifecycle(
+/// Every lifecycle state change of `app`'s pods, in the order a watch saw them. Returns once the
+/// watch has delivered its initial list, so no later change is missed.
+async fn record_lifecycle(
     ns: &TestNamespace,
     app: &str,
 ) -> (Arc<Mutex<Vec<SeenState>>>, tokio::task::JoinHandle<()>) {
@@ -1548,12 +1560,21 @@ fn record_lifecycle(
     let api = ns.api::<Pod>();
     let cfg = watcher::Config::default().labels(&format!("app={app}"));
     let out = seen.clone();
+    let (listed_tx, listed) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let mut stream = watcher(api, cfg)
-            .default_backoff()
-            .applied_objects()
-            .boxed();
-        while let Some(Ok(p)) = stream.next().await {
+        let mut listed_tx = Some(listed_tx);
+        let mut stream = watcher(api, cfg).default_backoff().boxed();
+        while let Some(ev) = stream.next().await {
+            let p = match ev {
+                Ok(watcher::Event::Apply(p)) | Ok(watcher::Event::InitApply(p)) => p,
+                Ok(watcher::Event::InitDone) => {
+                    if let Some(tx) = listed_tx.take() {
+                        let _ = tx.send(());
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
             let Some(state) = lifecycle_state(&p).map(str::to_owned) else {
                 continue;
             };
@@ -1573,6 +1594,10 @@ fn record_lifecycle(
             });
         }
     });
+    tokio::time::timeout(TIMEOUT, listed)
+        .await
+        .expect("the pod watch lists within the timeout")
+        .expect("the watch task is alive");
     (seen, task)
 }
 
@@ -1598,7 +1623,7 @@ async fn every_lifecycle_transition_stamps_the_timestamp_annotation() {
     let (_env, ns, _m) = setup("cs-lc-stamp").await;
     let api = ns.api::<CloneSet>();
     let pods = ns.api::<Pod>();
-    let (seen, recorder) = record_lifecycle(&ns, "web");
+    let (seen, recorder) = record_lifecycle(&ns, "web").await;
     let hold = json!({"metadata": {"labels": {"example.com/hold": "true"}}});
     let release = |name: String| {
         let pods = pods.clone();
