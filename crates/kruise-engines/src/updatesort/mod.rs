@@ -147,27 +147,24 @@ pub fn active_pods_cmp(a: &Pod, b: &Pod) -> Ordering {
 /// empty selector matches everything; `matchLabels` need equal values; `In` needs the label with
 /// one of the values, `NotIn` its absence or another value, `Exists` / `DoesNotExist` its
 /// presence / absence. `None` for an unknown operator (the selector is invalid).
+///
+/// Matching is kube-core's [`Selector`](kube_core::Selector); the one difference from Go's
+/// unvalidated conversion — `In`/`NotIn` without `values` (Go: an empty set; kube-core: an
+/// error) — is bridged by treating missing values as empty.
 pub fn selector_matches(
     selector: &LabelSelector,
     labels: Option<&BTreeMap<String, String>>,
 ) -> Option<bool> {
-    let get = |k: &str| labels.and_then(|l| l.get(k));
-    let mut ok = true;
-    for (k, v) in selector.match_labels.iter().flatten() {
-        ok &= get(k) == Some(v);
+    use kube_core::{Selector, SelectorExt};
+    let mut selector = selector.clone();
+    for expr in selector.match_expressions.iter_mut().flatten() {
+        if matches!(expr.operator.as_str(), "In" | "NotIn") {
+            expr.values.get_or_insert_with(Vec::new);
+        }
     }
-    for expr in selector.match_expressions.iter().flatten() {
-        let values = expr.values.as_deref().unwrap_or_default();
-        let value = get(&expr.key);
-        ok &= match expr.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => return None,
-        };
-    }
-    Some(ok)
+    let selector = Selector::try_from(selector).ok()?;
+    let empty = BTreeMap::new();
+    Some(selector.matches(labels.unwrap_or(&empty)))
 }
 
 /// OpenKruise `getIntFromStringSuffix`: the integer formed by the trailing ASCII digits of `v`
