@@ -1,5 +1,5 @@
 # kruise-rs developer entry points. Every target shows progress and fails with a reason.
-.PHONY: help demo test testbed-up testbed-down testbed-status testbed-build crds crds-check fmt lint
+.PHONY: help demo test testbed-up testbed-down testbed-status testbed-build crds crds-check golden golden-check fmt lint
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -31,6 +31,17 @@ crds-check: ## fail if config/crd/bases, config/webhook or config/rbac is stale
 	cargo run -q -p kruise-api --bin kruise-crdgen -- --check
 	cargo run -q -p kruise-manager --bin kruise-webhookgen -- --check
 	cargo run -q -p kruise-manager --bin kruise-rbacgen -- --check
+
+golden: ## regenerate kruise-engines' Go-derived test vectors with Go (OpenKruise v1.9.0, k8s.io/api v0.32.10; see hack/golden/README.md)
+	cd hack/golden && GOTOOLCHAIN=local go run . -out ../..
+
+golden-check: ## fail if those vectors differ from a fresh regeneration in a temp dir (needs the Go module proxy; not part of 'make test')
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	(cd hack/golden && GOTOOLCHAIN=local go run . -out "$$tmp") && \
+	status=0 && for f in $$(cd "$$tmp" && find . -type f | sort); do \
+		if diff -u "$$f" "$$tmp/$$f" >/dev/null; then echo "up to date: $$f"; \
+		else echo "STALE: $$f (run 'make golden')"; diff -u "$$f" "$$tmp/$$f" | head -20; status=1; fi; \
+	done && exit $$status
 
 fmt: ## format the Rust code
 	cargo fmt --all

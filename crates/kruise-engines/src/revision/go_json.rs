@@ -10,8 +10,8 @@
 //!    `omitempty` fields holding their zero value (`""`, `0`, `false`, `[]`, `{}`), while the
 //!    Rust types (k8s-openapi) write exactly what is set. [`normalize`] walks a JSON value with a
 //!    table of the Go field shapes of `k8s.io/api` v0.32 (`go_types_v1_32.txt`, extracted by
-//!    reflection over the Go types) and applies Go's rules. Fields unknown to that table (newer
-//!    than Kubernetes 1.32) are kept unchanged.
+//!    reflection over the Go types of v0.32.10 by `make golden`, hack/golden) and applies Go's
+//!    rules. Fields unknown to that table (newer than Kubernetes 1.32) are kept unchanged.
 //! 2. **Generic encoding** ([`to_vec`]): object keys sorted byte-wise, `<`, `>`, `&`, U+2028 and
 //!    U+2029 escaped as `\u00xx`/`\u20xx`, numbers printed the way Go prints a `float64`.
 //!
