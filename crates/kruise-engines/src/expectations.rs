@@ -5,8 +5,10 @@
 //!   PVCs) the controller created or deleted and has not yet observed through its watch.
 //! - [`ResourceVersionExpectations`]: per object UID, the minimum `resourceVersion` the cache must
 //!   reach after the controller updated the object.
+//! - [`UpdateExpectations`]: per controller key, the pods the controller moved to a revision and
+//!   has not yet seen on it (Advanced StatefulSet / DaemonSet, SidecarSet).
 //!
-//! Both are cheap to clone (shared state behind an `Arc<Mutex<_>>`) and safe to use from event
+//! All are cheap to clone (shared state behind an `Arc<Mutex<_>>`) and safe to use from event
 //! handlers and reconcilers at once. As in OpenKruise, the clock of an unsatisfied expectation
 //! starts at the first check that finds it unsatisfied, and the caller decides what to do once it
 //! has been unsatisfied for longer than the timeout (`--expectation-timeout`, default
@@ -344,6 +346,172 @@ fn uid_of(meta: &ObjectMeta) -> &str {
 
 fn rv_of(meta: &ObjectMeta) -> &str {
     meta.resource_version.as_deref().unwrap_or_default()
+}
+
+/// Per-controller pods updated to a revision and not yet observed on it (OpenKruise
+/// `UpdateExpectations`). Only one revision is tracked per controller: expecting another
+/// revision starts over. Cloning shares the state.
+#[derive(Clone, Debug, Default)]
+pub struct UpdateExpectations {
+    inner: Arc<Mutex<HashMap<String, UpdateEntry>>>,
+}
+
+#[derive(Debug, Default)]
+struct UpdateEntry {
+    revision: String,
+    updated: BTreeSet<String>,
+    first_unsatisfied: Option<Instant>,
+}
+
+/// `namespace/name` of an object (OpenKruise `getKey`).
+fn object_key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+impl UpdateExpectations {
+    /// Empty expectations.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The controller `key` updated the object to `revision` (`ExpectUpdated`).
+    pub fn expect_updated(&self, key: &str, revision: &str, meta: &ObjectMeta) {
+        let mut map = lock(&self.inner);
+        let entry = map.entry(key.to_owned()).or_default();
+        if entry.revision != revision {
+            *entry = UpdateEntry {
+                revision: revision.to_owned(),
+                ..UpdateEntry::default()
+            };
+        }
+        entry.updated.insert(object_key(meta));
+    }
+
+    /// The cache shows the object; `on_revision` = whether it carries `revision` (the
+    /// workload's revision adapter decides; OpenKruise `ObserveUpdated`). The expectation of
+    /// the object is met when it is on the expected revision; the controller's entry is dropped
+    /// once empty or when `revision` is not the one expected.
+    pub fn observe_updated(&self, key: &str, revision: &str, meta: &ObjectMeta, on_revision: bool) {
+        let mut map = lock(&self.inner);
+        let Some(entry) = map.get_mut(key) else {
+            return;
+        };
+        if entry.revision == revision && on_revision {
+            entry.updated.remove(&object_key(meta));
+        }
+        if entry.revision != revision || entry.updated.is_empty() {
+            map.remove(key);
+        }
+    }
+
+    /// The object is gone: nothing to wait for (`DeleteObject`).
+    pub fn delete_object(&self, key: &str, meta: &ObjectMeta) {
+        if let Some(entry) = lock(&self.inner).get_mut(key) {
+            entry.updated.remove(&object_key(meta));
+        }
+    }
+
+    /// Whether every update of `key` to `revision` has been observed, for how long it has not
+    /// been, and the objects still awaited (`SatisfiedExpectations`). Expectations for another
+    /// revision count as satisfied.
+    pub fn satisfied(&self, key: &str, revision: &str) -> (bool, Duration, Vec<String>) {
+        self.satisfied_at(key, revision, Instant::now())
+    }
+
+    /// [`satisfied`](Self::satisfied) at `now` (for tests).
+    pub fn satisfied_at(
+        &self,
+        key: &str,
+        revision: &str,
+        now: Instant,
+    ) -> (bool, Duration, Vec<String>) {
+        let mut map = lock(&self.inner);
+        let Some(entry) = map.get_mut(key) else {
+            return (true, Duration::ZERO, Vec::new());
+        };
+        if entry.revision != revision {
+            entry.first_unsatisfied = None;
+            return (true, Duration::ZERO, Vec::new());
+        }
+        if entry.updated.is_empty() {
+            entry.first_unsatisfied = None;
+            return (true, Duration::ZERO, Vec::new());
+        }
+        let since = *entry.first_unsatisfied.get_or_insert(now);
+        (
+            false,
+            now.saturating_duration_since(since),
+            entry.updated.iter().cloned().collect(),
+        )
+    }
+
+    /// Forgets the controller `key` (`DeleteExpectations`).
+    pub fn delete(&self, key: &str) {
+        lock(&self.inner).remove(key);
+    }
+}
+
+#[cfg(test)]
+mod update_tests {
+    use super::*;
+
+    fn meta(name: &str) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("ns".into()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    #[test]
+    fn updates_are_awaited_until_seen_on_the_revision() {
+        let e = UpdateExpectations::new();
+        let t0 = Instant::now();
+        assert_eq!(
+            e.satisfied_at("ns/sts", "r2", t0),
+            (true, Duration::ZERO, vec![])
+        );
+        e.expect_updated("ns/sts", "r2", &meta("p0"));
+        e.expect_updated("ns/sts", "r2", &meta("p1"));
+        let (ok, _, pending) = e.satisfied_at("ns/sts", "r2", t0);
+        assert!(!ok);
+        assert_eq!(pending, ["ns/p0", "ns/p1"]);
+        // Waiting time counts from the first unsatisfied check.
+        let later = t0 + Duration::from_secs(3);
+        assert_eq!(
+            e.satisfied_at("ns/sts", "r2", later).1,
+            Duration::from_secs(3)
+        );
+        // Seen, but not yet on the revision: still awaited.
+        e.observe_updated("ns/sts", "r2", &meta("p0"), false);
+        assert!(!e.satisfied("ns/sts", "r2").0);
+        e.observe_updated("ns/sts", "r2", &meta("p0"), true);
+        assert_eq!(e.satisfied("ns/sts", "r2").2, ["ns/p1"]);
+        // Another revision's check is satisfied (only one revision is tracked).
+        assert!(e.satisfied("ns/sts", "r3").0);
+        e.delete_object("ns/sts", &meta("p1"));
+        assert!(e.satisfied("ns/sts", "r2").0);
+    }
+
+    #[test]
+    fn a_new_revision_starts_over_and_an_observation_of_another_revision_drops_the_entry() {
+        let e = UpdateExpectations::new();
+        e.expect_updated("k", "r1", &meta("a"));
+        e.expect_updated("k", "r2", &meta("b"));
+        assert_eq!(e.satisfied("k", "r2").2, ["ns/b"], "r1's pods forgotten");
+        e.observe_updated("k", "r1", &meta("b"), true);
+        assert!(
+            e.satisfied("k", "r2").0,
+            "an observation with another revision drops the entry"
+        );
+        e.expect_updated("k", "r2", &meta("c"));
+        e.delete("k");
+        assert!(e.satisfied("k", "r2").0);
+    }
 }
 
 #[cfg(test)]

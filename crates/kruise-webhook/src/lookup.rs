@@ -35,11 +35,7 @@ impl std::fmt::Debug for Lookup {
 }
 
 async fn synced<K: kruise_runtime::cache::Cached>(informer: &Informer<K>) -> bool {
-    let sync = informer.synced();
-    sync.is_synced()
-        || tokio::time::timeout(SYNC_WAIT, sync.wait())
-            .await
-            .unwrap_or(false)
+    kruise_runtime::cache::read_synced(informer, SYNC_WAIT).await
 }
 
 impl Lookup {

@@ -141,28 +141,81 @@ struct InformerInner<K: Cached> {
     store: Store<K>,
     synced: CacheSync,
     subscribers: Mutex<Vec<UnboundedSender<CacheEvent<K>>>>,
-    /// Objects by the UID of their controller owner reference (`controller: true`).
-    by_owner: Mutex<OwnerIndex<K>>,
+    /// The indexes (by controller owner UID, namespace, node), changed under one lock with
+    /// the store.
+    indexes: Mutex<Indexes<K>>,
 }
 
-type OwnerIndex<K> = HashMap<String, HashSet<ObjectRef<K>>>;
+type Index<K> = HashMap<String, HashSet<ObjectRef<K>>>;
 
-fn index_remove<K: Cached>(idx: &mut OwnerIndex<K>, obj: &K) {
-    if let Some(uid) = controller_uid(obj.meta())
-        && let Some(set) = idx.get_mut(uid)
-    {
-        set.remove(&ObjectRef::from_obj(obj));
-        if set.is_empty() {
-            idx.remove(uid);
+/// controller-runtime's field indexes of one informer: objects by the UID of their controller
+/// owner reference (`controller: true`), by namespace, and — for pods — by `spec.nodeName`.
+struct Indexes<K: Cached> {
+    by_owner: Index<K>,
+    by_namespace: Index<K>,
+    by_node: Index<K>,
+}
+
+impl<K: Cached> Default for Indexes<K> {
+    fn default() -> Self {
+        Self {
+            by_owner: HashMap::new(),
+            by_namespace: HashMap::new(),
+            by_node: HashMap::new(),
         }
     }
 }
 
-fn index_add<K: Cached>(idx: &mut OwnerIndex<K>, obj: &K) {
-    if let Some(uid) = controller_uid(obj.meta()) {
-        idx.entry(uid.to_owned())
-            .or_default()
-            .insert(ObjectRef::from_obj(obj));
+/// Selects one index of [`Indexes`].
+type IndexOf<K> = fn(&mut Indexes<K>) -> &mut Index<K>;
+
+/// The node a cached object is bound to: `spec.nodeName` of a pod; `None` for other kinds.
+fn node_of<K: Cached>(obj: &K) -> Option<&str> {
+    let any: &dyn std::any::Any = obj;
+    any.downcast_ref::<k8s_openapi::api::core::v1::Pod>()
+        .and_then(|p| p.spec.as_ref())
+        .and_then(|s| s.node_name.as_deref())
+        .filter(|n| !n.is_empty())
+}
+
+impl<K: Cached> Indexes<K> {
+    fn keys(obj: &K) -> [(IndexOf<K>, Option<&str>); 3] {
+        [
+            (|i| &mut i.by_owner, controller_uid(obj.meta())),
+            (|i| &mut i.by_namespace, obj.meta().namespace.as_deref()),
+            (|i| &mut i.by_node, node_of(obj)),
+        ]
+    }
+
+    fn add(&mut self, obj: &K) {
+        for (index, key) in Self::keys(obj) {
+            if let Some(key) = key {
+                index(self)
+                    .entry(key.to_owned())
+                    .or_default()
+                    .insert(ObjectRef::from_obj(obj));
+            }
+        }
+    }
+
+    fn remove(&mut self, obj: &K) {
+        for (index, key) in Self::keys(obj) {
+            let index = index(self);
+            if let Some(key) = key
+                && let Some(set) = index.get_mut(key)
+            {
+                set.remove(&ObjectRef::from_obj(obj));
+                if set.is_empty() {
+                    index.remove(key);
+                }
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.by_owner.clear();
+        self.by_namespace.clear();
+        self.by_node.clear();
     }
 }
 
@@ -210,8 +263,24 @@ impl<K: Cached> Informer<K> {
     /// of the store; controller-runtime's owner index). The index and the store change under
     /// one lock, so an object being updated is never missing from the answer.
     pub fn owned_by(&self, uid: &str) -> Vec<Arc<K>> {
-        let idx = lock(&self.inner.by_owner);
-        idx.get(uid)
+        self.lookup(|i| &i.by_owner, uid)
+    }
+
+    /// The cached objects in `namespace` (index lookup).
+    pub fn in_namespace(&self, namespace: &str) -> Vec<Arc<K>> {
+        self.lookup(|i| &i.by_namespace, namespace)
+    }
+
+    /// The cached pods bound to node `node` (`spec.nodeName`; index lookup). Always empty for
+    /// kinds other than pods.
+    pub fn on_node(&self, node: &str) -> Vec<Arc<K>> {
+        self.lookup(|i| &i.by_node, node)
+    }
+
+    fn lookup(&self, index: impl Fn(&Indexes<K>) -> &Index<K>, key: &str) -> Vec<Arc<K>> {
+        let idx = lock(&self.inner.indexes);
+        index(&idx)
+            .get(key)
             .map(|set| set.iter().filter_map(|r| self.inner.store.get(r)).collect())
             .unwrap_or_default()
     }
@@ -307,7 +376,7 @@ impl SharedCache {
     where
         K: Cached + Resource<Scope = k8s_openapi::NamespaceResourceScope>,
     {
-        self.get_or_start(|client, ns| match ns {
+        self.get_or_start(true, |client, ns| match ns {
             Some(ns) => Api::namespaced(client, ns),
             None => Api::all(client),
         })
@@ -318,7 +387,19 @@ impl SharedCache {
     where
         K: Cached + Resource<Scope = k8s_openapi::ClusterResourceScope>,
     {
-        self.get_or_start(|client, _| Api::all(client))
+        self.get_or_start(true, |client, _| Api::all(client))
+    }
+
+    /// [`cluster_informer`](Self::cluster_informer) for a kind a controller reads only now and
+    /// then, started on the first read while the manager runs (controller-runtime starts an
+    /// informer on the first cache read of a kind the same way): it does not hold `/readyz`
+    /// back, so a reader must check [`Informer::synced`] itself — see [`read_synced`]. If the
+    /// kind's informer already exists it is returned.
+    pub fn lazy_cluster_informer<K>(&self) -> Informer<K>
+    where
+        K: Cached + Resource<Scope = k8s_openapi::ClusterResourceScope>,
+    {
+        self.get_or_start(false, |client, _| Api::all(client))
     }
 
     /// How many informers have been started.
@@ -333,6 +414,7 @@ impl SharedCache {
 
     fn get_or_start<K: Cached>(
         &self,
+        gate_readiness: bool,
         api: impl FnOnce(Client, Option<&str>) -> Api<K>,
     ) -> Informer<K> {
         let mut map = lock(&self.inner.informers);
@@ -351,15 +433,17 @@ impl SharedCache {
                 store: writer.as_reader(),
                 synced: CacheSync::new(&name, rx),
                 subscribers: Mutex::new(Vec::new()),
-                by_owner: Mutex::new(HashMap::new()),
+                indexes: Mutex::new(Indexes::default()),
             }),
         };
         map.insert(TypeId::of::<K>(), Arc::new(informer.clone()));
         drop(map);
 
         let api = api(self.inner.client.clone(), self.inner.namespace.as_deref());
-        let check = format!("cache-{name}");
-        self.inner.readiness.add_pending(&check);
+        let check = gate_readiness.then(|| format!("cache-{name}"));
+        if let Some(check) = &check {
+            self.inner.readiness.add_pending(check);
+        }
         let driver = drive(
             api,
             informer.clone(),
@@ -380,6 +464,17 @@ impl SharedCache {
     }
 }
 
+/// Waits at most `wait` for `informer`'s initial list; whether it has completed. Readers of a
+/// lazily started informer use it to never answer from a half-filled cache (and to fall back
+/// to a live read instead).
+pub async fn read_synced<K: Cached>(informer: &Informer<K>, wait: Duration) -> bool {
+    let sync = informer.synced();
+    sync.is_synced()
+        || tokio::time::timeout(wait, sync.wait())
+            .await
+            .unwrap_or(false)
+}
+
 /// Keeps one informer's store in step with the API server until the watch stream ends.
 async fn drive<K: Cached>(
     api: Api<K>,
@@ -387,7 +482,7 @@ async fn drive<K: Cached>(
     mut writer: Writer<K>,
     synced: watch::Sender<bool>,
     readiness: Readiness,
-    check: String,
+    check: Option<String>,
 ) {
     let name = informer.name().to_owned();
     let mut stream = watcher(api, watcher::Config::default().any_semantic())
@@ -425,12 +520,12 @@ async fn drive<K: Cached>(
                     .map(|o| (ObjectRef::from_obj(o.as_ref()), o))
                     .collect();
                 let after = {
-                    let mut idx = lock(&informer.inner.by_owner);
+                    let mut idx = lock(&informer.inner.indexes);
                     writer.apply_watcher_event(&watcher::Event::InitDone);
                     let after = informer.store().state();
                     idx.clear();
                     for obj in &after {
-                        index_add(&mut idx, obj.as_ref());
+                        idx.add(obj.as_ref());
                     }
                     after
                 };
@@ -452,7 +547,9 @@ async fn drive<K: Cached>(
                 }
                 if !*synced.borrow() {
                     tracing::info!(cache = %name, objects = listed, "cache synced");
-                    readiness.mark_done(&check);
+                    if let Some(check) = &check {
+                        readiness.mark_done(check);
+                    }
                     let _ = synced.send(true);
                 } else {
                     tracing::debug!(cache = %name, objects = listed, "cache re-listed");
@@ -461,13 +558,11 @@ async fn drive<K: Cached>(
             watcher::Event::Apply(o) => {
                 let key = ObjectRef::from_obj(&o);
                 {
-                    let mut idx = lock(&informer.inner.by_owner);
-                    if let Some(old) = informer.store().get(&key)
-                        && controller_uid(old.meta()) != controller_uid(o.meta())
-                    {
-                        index_remove(&mut idx, old.as_ref());
+                    let mut idx = lock(&informer.inner.indexes);
+                    if let Some(old) = informer.store().get(&key) {
+                        idx.remove(old.as_ref());
                     }
-                    index_add(&mut idx, &o);
+                    idx.add(&o);
                     writer.apply_watcher_event(&watcher::Event::Apply(o));
                 }
                 if let Some(stored) = informer.store().get(&key) {
@@ -476,11 +571,11 @@ async fn drive<K: Cached>(
             }
             watcher::Event::Delete(o) => {
                 {
-                    let mut idx = lock(&informer.inner.by_owner);
+                    let mut idx = lock(&informer.inner.indexes);
                     if let Some(old) = informer.store().get(&ObjectRef::from_obj(&o)) {
-                        index_remove(&mut idx, old.as_ref());
+                        idx.remove(old.as_ref());
                     }
-                    index_remove(&mut idx, &o);
+                    idx.remove(&o);
                     writer.apply_watcher_event(&watcher::Event::Delete(o.clone()));
                 }
                 informer.publish(CacheEvent::Delete(Arc::new(o)));

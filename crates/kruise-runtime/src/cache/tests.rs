@@ -226,3 +226,67 @@ async fn owned_by_reads_the_owner_index() {
     assert!(pods.owned_by("nobody").is_empty());
     ctx.shutdown.cancel();
 }
+
+#[tokio::test]
+async fn namespace_and_node_indexes() {
+    let pod = |name: &str, ns: &str, node: Option<&str>| {
+        let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "uid": format!("u-{name}"),
+                "resourceVersion": "3"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        if let Some(n) = node {
+            p["spec"]["nodeName"] = json!(n);
+        }
+        p
+    };
+    let api = ScriptedApi::new();
+    api.list(
+        PODS,
+        ListReply::Now(vec![
+            pod("a", "ns1", Some("n1")),
+            pod("b", "ns1", Some("n2")),
+            pod("c", "ns2", Some("n1")),
+            pod("d", "ns2", None),
+        ]),
+    );
+    let ctx = context(&api, Duration::from_secs(5));
+    let pods = ctx.cache.informer::<Pod>();
+    crate::cache::wait_for_cache_sync(&[pods.synced()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    let names = |v: Vec<Arc<Pod>>| {
+        let mut n: Vec<String> = v.iter().filter_map(|p| p.metadata.name.clone()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(pods.in_namespace("ns1")), ["a", "b"]);
+    assert_eq!(names(pods.in_namespace("ns2")), ["c", "d"]);
+    assert_eq!(names(pods.on_node("n1")), ["a", "c"]);
+    assert_eq!(names(pods.on_node("n2")), ["b"]);
+    assert!(
+        pods.on_node("").is_empty(),
+        "unscheduled pods are not indexed"
+    );
+    assert!(pods.in_namespace("ns3").is_empty());
+    // Other kinds have no node index.
+    let clonesets = ctx.cache.informer::<CloneSet>();
+    crate::cache::wait_for_cache_sync(&[clonesets.synced()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(clonesets.on_node("n1").is_empty());
+    ctx.shutdown.cancel();
+}
+
+#[tokio::test]
+async fn a_lazy_informer_does_not_hold_readiness_back() {
+    let api = ScriptedApi::new();
+    api.list("/api/v1/nodes", ListReply::Never);
+    let ctx = context(&api, Duration::from_secs(5));
+    ctx.readiness.set_ready(true);
+    let nodes = ctx
+        .cache
+        .lazy_cluster_informer::<k8s_openapi::api::core::v1::Node>();
+    assert!(ctx.readiness.is_ready(), "{:?}", ctx.readiness.failing());
+    assert!(!crate::cache::read_synced(&nodes, Duration::from_millis(200)).await);
+    ctx.shutdown.cancel();
+}

@@ -14,6 +14,7 @@ use kruise_api::keys;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
 use tracing::{debug, info, warn};
 
@@ -627,14 +628,29 @@ async fn node_labels_of(
     ctx: &Context,
     pods: &[&Pod],
 ) -> std::collections::HashMap<String, BTreeMap<String, String>> {
+    use k8s_openapi::api::core::v1::Node;
     let nodes: BTreeSet<&str> = pods
         .iter()
         .filter_map(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()))
         .filter(|n| !n.is_empty())
         .collect();
-    let api: Api<k8s_openapi::api::core::v1::Node> = Api::all(ctx.client.clone());
-    let fetched = futures::future::join_all(nodes.iter().map(|n| api.get_opt(n))).await;
     let mut out = std::collections::HashMap::new();
+    // Nodes come from the shared cache, started on the first scale-in that needs them (as
+    // OpenKruise's cache-backed Get); until its initial list is complete, read them live.
+    let cache = ctx.cache.lazy_cluster_informer::<Node>();
+    if kruise_runtime::cache::read_synced(&cache, NODE_CACHE_WAIT).await {
+        for name in nodes {
+            if let Some(node) = cache.store().get(&ObjectRef::new(name)) {
+                out.insert(
+                    name.to_owned(),
+                    node.metadata.labels.clone().unwrap_or_default(),
+                );
+            }
+        }
+        return out;
+    }
+    let api: Api<Node> = Api::all(ctx.client.clone());
+    let fetched = futures::future::join_all(nodes.iter().map(|n| api.get_opt(n))).await;
     for (name, node) in nodes.into_iter().zip(fetched) {
         match node {
             Ok(Some(node)) => {
@@ -646,6 +662,9 @@ async fn node_labels_of(
     }
     out
 }
+
+/// How long a scale-in waits for the node cache's initial list before reading nodes live.
+const NODE_CACHE_WAIT: Duration = Duration::from_secs(3);
 
 /// The `n` pods of `pods` to delete first (OpenKruise `choosePodsToDelete`): spread-constraint
 /// ranks when the template has topology spread constraints, same-node ranks otherwise, and
