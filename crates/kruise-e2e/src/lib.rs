@@ -12,6 +12,7 @@
 //! - [`kubectl`]: runs the testbed's kubectl against the same cluster;
 //! - [`ensure_kwok_nodes`]: makes sure enough kwok fake nodes exist and are Ready.
 
+pub mod corpus;
 pub mod manager;
 
 use std::fmt::Debug;

@@ -14,7 +14,7 @@ use kube::core::admission::Operation;
 use crate::field::{ErrorList, aggregate};
 use crate::support::{
     CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode_object, decode_old_object,
-    defaults_patch, errored, patch_response,
+    errored, patch_from_raw, patch_response,
 };
 use crate::{HandlerContext, Request, Response};
 
@@ -38,7 +38,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         None
     };
     let after = mutation::defaulted_cloneset(&ctx.gates, &new, old.as_ref());
-    patch_response(req, defaults_patch(&new, &after))
+    patch_response(req, patch_from_raw(req, &after))
 }
 
 /// `/validate-apps-kruise-io-v1alpha1-cloneset`: create and update run every rule of

@@ -194,15 +194,40 @@ pub fn selector_matches(
     kruise_engines::updatesort::selector_matches(sel, labels)
 }
 
+/// Whether apimachinery's `metav1.LabelSelectorAsSelector` accepts `sel`: every `matchLabels`
+/// pair and every expression must make a valid `labels.Requirement` (a qualified-name key,
+/// label values, a known operator, at least one value for `In`/`NotIn`, none for
+/// `Exists`/`DoesNotExist`).
+pub fn selector_convertible(sel: &LabelSelector) -> bool {
+    let labels_ok = sel
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(k, v)| is_qualified_name(k) && is_label_value(v));
+    let exprs_ok = sel.match_expressions.iter().flatten().all(|e| {
+        let values = e.values.as_deref().unwrap_or_default();
+        let arity_ok = match e.operator.as_str() {
+            "In" | "NotIn" => !values.is_empty(),
+            "Exists" | "DoesNotExist" => values.is_empty(),
+            _ => false,
+        };
+        arity_ok && is_qualified_name(&e.key) && values.iter().all(|v| is_label_value(v))
+    });
+    labels_ok && exprs_ok
+}
+
 /// The workload selector rules shared by CloneSet and Advanced StatefulSet: a valid, non-empty
 /// selector (`kind` names the workload in the message, e.g. `cloneset`) that matches the
-/// template's labels.
+/// template's labels. Returns the errors and whether the pod template is to be validated at
+/// all: as OpenKruise's `validateCloneSetSpec` / `validateStatefulSetSpec`, a selector that
+/// `LabelSelectorAsSelector` refuses gives `spec.selector: Invalid value` and the template is
+/// not looked at.
 pub fn validate_selector_and_template_labels(
     sel: &LabelSelector,
     template: &PodTemplateSpec,
     kind: &str,
     spec_path: &Path,
-) -> ErrorList {
+) -> (ErrorList, bool) {
     let sel_path = spec_path.child("selector");
     let mut errs = validate_label_selector(sel, &sel_path);
     if selector_is_empty(sel) {
@@ -211,22 +236,24 @@ pub fn validate_selector_and_template_labels(
             json!(sel),
             format!("empty selector is invalid for {kind}"),
         ));
-        return errs;
+        return (errs, true);
+    }
+    if !selector_convertible(sel) {
+        errs.push(FieldError::invalid(sel_path, json!(sel), ""));
+        return (errs, false);
     }
     let labels = template.metadata.as_ref().and_then(|m| m.labels.as_ref());
-    match selector_matches(sel, labels) {
-        None => errs.push(FieldError::invalid(sel_path, json!(sel), "")),
-        Some(false) => errs.push(FieldError::invalid(
+    if selector_matches(sel, labels) != Some(true) {
+        errs.push(FieldError::invalid(
             spec_path
                 .child("template")
                 .child("metadata")
                 .child("labels"),
             json!(labels),
             "`selector` does not match template `labels`",
-        )),
-        Some(true) => {}
+        ));
     }
-    errs
+    (errs, true)
 }
 
 const RESTART_POLICY_ALWAYS: &str = "Always";

@@ -22,10 +22,21 @@ pub const SYNC_WAIT: Duration = Duration::from_secs(3);
 /// (volumeClaimTemplates expansion).
 #[derive(Clone)]
 pub struct Lookup {
-    client: Client,
-    cache_namespace: Option<String>,
-    pods: Informer<Pod>,
-    storage_classes: Informer<StorageClass>,
+    source: Source,
+}
+
+#[derive(Clone)]
+enum Source {
+    Cache {
+        client: Client,
+        cache_namespace: Option<String>,
+        pods: Informer<Pod>,
+        storage_classes: Informer<StorageClass>,
+    },
+    Fixed {
+        pods: Arc<Vec<Arc<Pod>>>,
+        storage_classes: Arc<Vec<Arc<StorageClass>>>,
+    },
 }
 
 impl std::fmt::Debug for Lookup {
@@ -44,10 +55,23 @@ impl Lookup {
     /// cannot answer. Call inside a Tokio runtime.
     pub fn new(client: Client, cache: &SharedCache, cache_namespace: Option<String>) -> Self {
         Self {
-            client,
-            cache_namespace,
-            pods: cache.informer::<Pod>(),
-            storage_classes: cache.cluster_informer::<StorageClass>(),
+            source: Source::Cache {
+                client,
+                cache_namespace,
+                pods: cache.informer::<Pod>(),
+                storage_classes: cache.cluster_informer::<StorageClass>(),
+            },
+        }
+    }
+
+    /// Lookups answered from a fixed set of objects, as if the cluster held exactly these (the
+    /// admission corpus replays with none: the cluster OpenKruise's verdicts were recorded on).
+    pub fn fixed(pods: Vec<Pod>, storage_classes: Vec<StorageClass>) -> Self {
+        Self {
+            source: Source::Fixed {
+                pods: Arc::new(pods.into_iter().map(Arc::new).collect()),
+                storage_classes: Arc::new(storage_classes.into_iter().map(Arc::new).collect()),
+            },
         }
     }
 
@@ -56,17 +80,28 @@ impl Lookup {
     /// # Errors
     /// The API error of a live read, as text.
     pub async fn pod(&self, namespace: &str, name: &str) -> Result<Option<Arc<Pod>>, String> {
-        let watched = self
-            .cache_namespace
-            .as_deref()
-            .is_none_or(|ns| ns == namespace);
-        if watched && synced(&self.pods).await {
-            return Ok(self
-                .pods
-                .store()
-                .get(&ObjectRef::new(name).within(namespace)));
+        let (client, cache_namespace, pods) = match &self.source {
+            Source::Fixed { pods, .. } => {
+                return Ok(pods
+                    .iter()
+                    .find(|p| {
+                        p.metadata.namespace.as_deref() == Some(namespace)
+                            && p.metadata.name.as_deref() == Some(name)
+                    })
+                    .cloned());
+            }
+            Source::Cache {
+                client,
+                cache_namespace,
+                pods,
+                ..
+            } => (client, cache_namespace, pods),
+        };
+        let watched = cache_namespace.as_deref().is_none_or(|ns| ns == namespace);
+        if watched && synced(pods).await {
+            return Ok(pods.store().get(&ObjectRef::new(name).within(namespace)));
         }
-        Api::<Pod>::namespaced(self.client.clone(), namespace)
+        Api::<Pod>::namespaced(client.clone(), namespace)
             .get_opt(name)
             .await
             .map(|p| p.map(Arc::new))
@@ -78,10 +113,25 @@ impl Lookup {
     /// # Errors
     /// The API error of a live read, as text.
     pub async fn storage_class(&self, name: &str) -> Result<Option<Arc<StorageClass>>, String> {
-        if synced(&self.storage_classes).await {
-            return Ok(self.storage_classes.store().get(&ObjectRef::new(name)));
+        let (client, informer) = match &self.source {
+            Source::Fixed {
+                storage_classes, ..
+            } => {
+                return Ok(storage_classes
+                    .iter()
+                    .find(|s| s.metadata.name.as_deref() == Some(name))
+                    .cloned());
+            }
+            Source::Cache {
+                client,
+                storage_classes,
+                ..
+            } => (client, storage_classes),
+        };
+        if synced(informer).await {
+            return Ok(informer.store().get(&ObjectRef::new(name)));
         }
-        Api::<StorageClass>::all(self.client.clone())
+        Api::<StorageClass>::all(client.clone())
             .get_opt(name)
             .await
             .map(|p| p.map(Arc::new))
@@ -93,10 +143,20 @@ impl Lookup {
     /// # Errors
     /// The API error of a live read, as text.
     pub async fn storage_classes(&self) -> Result<Vec<Arc<StorageClass>>, String> {
-        if synced(&self.storage_classes).await {
-            return Ok(self.storage_classes.store().state());
+        let (client, informer) = match &self.source {
+            Source::Fixed {
+                storage_classes, ..
+            } => return Ok(storage_classes.as_ref().clone()),
+            Source::Cache {
+                client,
+                storage_classes,
+                ..
+            } => (client, storage_classes),
+        };
+        if synced(informer).await {
+            return Ok(informer.store().state());
         }
-        Api::<StorageClass>::all(self.client.clone())
+        Api::<StorageClass>::all(client.clone())
             .list(&Default::default())
             .await
             .map(|l| l.items.into_iter().map(Arc::new).collect())

@@ -14,8 +14,10 @@ use crate::support::{
 use crate::{HandlerContext, Request, Response};
 
 /// `/mutate-pod`: on pod creation (not for subresources), injects the readiness gate and the
-/// container launch barrier env, answering with the JSON patch. Pods in `kube-system` and in the
-/// manager's namespace are left alone.
+/// container launch barrier env, answering with the JSON patch. As OpenKruise's handler, it
+/// judges every pod that reaches it: which namespaces do is the webhook configuration's
+/// `namespaceSelector` (the admission corpus recorded OpenKruise injecting the gate into a
+/// Kruise-owned pod in `kube-system`).
 pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     if req.operation != Operation::Create
         || req.sub_resource.as_deref().is_some_and(|s| !s.is_empty())
@@ -28,10 +30,6 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     };
     if pod.metadata.namespace.as_deref().unwrap_or("").is_empty() {
         pod.metadata.namespace = req.namespace.clone();
-    }
-    let ns = pod.metadata.namespace.clone().unwrap_or_default();
-    if mutation::is_excluded_namespace(&ns, &super::kruise_namespace()) {
-        return allow(req);
     }
     let original = pod.clone();
     let mut changed = mutation::inject_readiness_gate(&ctx.gates, &mut pod);
@@ -59,7 +57,7 @@ mod tests {
     use serde_json::json;
 
     #[tokio::test]
-    async fn pod_handler_injects_gate_for_kruise_pods_only_outside_excluded_namespaces() {
+    async fn pod_handler_injects_gate_for_kruise_pods_in_any_namespace_that_reaches_it() {
         let pod = |ns: &str| {
             json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "p", "namespace": ns, "ownerReferences": [
@@ -87,6 +85,6 @@ mod tests {
             &ctx,
         )
         .await;
-        assert!(resp.allowed && resp.patch.is_none());
+        assert!(resp.allowed && resp.patch.is_some());
     }
 }

@@ -83,26 +83,42 @@ impl ResolvesServerCert for CertStore {
 
 type Shared = Arc<HandlerContext>;
 
-async fn review(
+/// Answers one AdmissionReview posted to `entry`'s path: the review decoded, the handler run,
+/// the response wrapped in a review. A body that is not a decodable AdmissionReview (e.g. an
+/// object whose `metadata` is not an object) is denied with code 400 naming the field, keeping
+/// the request's `uid` when it can be read, so the API server takes the answer.
+pub async fn answer(
     ctx: &HandlerContext,
     body: &[u8],
-    entry: &'static AdmissionEntry,
-) -> axum::Json<AdmissionReview<DynamicObject>> {
+    entry: &AdmissionEntry,
+) -> AdmissionReview<DynamicObject> {
     let parsed: Result<Request, String> =
-        serde_json::from_slice::<AdmissionReview<DynamicObject>>(body)
-            .map_err(|e| e.to_string())
-            .and_then(|r| {
-                r.try_into()
-                    .map_err(|e: kube::core::admission::ConvertAdmissionReviewError| e.to_string())
-            });
+        super::support::decode_slice::<AdmissionReview<DynamicObject>>(body).and_then(|r| {
+            r.try_into()
+                .map_err(|e: kube::core::admission::ConvertAdmissionReviewError| e.to_string())
+        });
     let response = match parsed {
-        Err(e) => AdmissionResponse::invalid(format!("invalid AdmissionReview: {e}")),
+        Err(e) => {
+            let uid = serde_json::from_slice::<serde_json::Value>(body)
+                .ok()
+                .and_then(|v| v.pointer("/request/uid")?.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            // Name the object's own field (`metadata`), as a handler's decoding would.
+            let e = e
+                .strip_prefix("request.object.")
+                .map(str::to_owned)
+                .unwrap_or(e);
+            let mut r = AdmissionResponse::invalid(e);
+            r.uid = uid;
+            r.result.code = super::support::CODE_BAD_REQUEST;
+            r
+        }
         Ok(req) => (entry.handler)(&req, ctx).await,
     };
     if !response.allowed {
         debug!(webhook = entry.name, uid = %response.uid, message = %response.result.message, "admission denied");
     }
-    axum::Json(response.into_review())
+    response.into_review()
 }
 
 fn convert(body: &[u8]) -> axum::Json<ConversionReview> {
@@ -142,7 +158,7 @@ pub fn router(ctx: Shared) -> Router {
             entry.path,
             post(
                 move |State(c): State<Shared>, body: axum::body::Bytes| async move {
-                    review(&c, &body, entry).await
+                    axum::Json(answer(&c, &body, entry).await)
                 },
             ),
         );

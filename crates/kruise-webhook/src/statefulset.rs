@@ -16,7 +16,7 @@ use crate::field::FieldError;
 use crate::field::aggregate;
 use crate::support::{
     CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode, decode_object,
-    decode_old_object, defaults_patch, errored, patch_response,
+    decode_old_object, errored, patch_from_raw, patch_response,
 };
 use crate::{HandlerContext, Request, Response};
 use kruise_runtime::features::Feature;
@@ -46,7 +46,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
             None
         };
         let after = mutation::defaulted_v1alpha1(&ctx.gates, &new, old.as_ref());
-        patch_response(req, defaults_patch(&new, &after))
+        patch_response(req, patch_from_raw(req, &after))
     } else {
         let new: b1::StatefulSet = match decode_object(req) {
             Ok(o) => o,
@@ -61,7 +61,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
             None
         };
         let after = mutation::defaulted_v1beta1(&ctx.gates, &new, old.as_ref());
-        patch_response(req, defaults_patch(&new, &after))
+        patch_response(req, patch_from_raw(req, &after))
     }
 }
 

@@ -24,17 +24,80 @@ pub fn decode<T: DeserializeOwned>(obj: &DynamicObject) -> Result<T, String> {
     decode_value(serde_json::to_value(obj).map_err(|e| e.to_string())?)
 }
 
-/// Decodes a JSON value into `T`; the error reads `cannot decode object: <path>: <cause>`.
+/// Decodes a JSON value into `T`. The error names the field the way Kubernetes' field errors
+/// do ([`decode_error`]).
 pub fn decode_value<T: DeserializeOwned>(v: serde_json::Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(v).map_err(|e| {
+    serde_path_to_error::deserialize(&v).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path.is_empty() || path == "." {
-            format!("cannot decode object: {inner}")
-        } else {
-            format!("cannot decode object: {path}: {inner}")
-        }
+        decode_error(&path, &e.into_inner().to_string(), &v)
     })
+}
+
+/// Decodes a JSON document (bytes) into `T`, with the errors of [`decode_value`].
+pub fn decode_slice<T: DeserializeOwned>(body: &[u8]) -> Result<T, String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("invalid JSON: {e}"))?;
+    decode_value(v)
+}
+
+/// A decoding failure as a field error at `path` (serde's `a.b[0].c`, which is Kubernetes'
+/// path syntax): a missing field → `<path>.<field>: Required value`; an unknown enum value →
+/// `<path>: Unsupported value: "<v>": supported values: ...`; a wrong type or value →
+/// `<path>: Invalid value: <the JSON value there>: <serde's reason>`. OpenKruise's decoder
+/// answers these with Go's `json: cannot unmarshal ... Go struct field T.<path>`; kruise-rs
+/// names the same field in the form `kubectl` users read elsewhere.
+pub fn decode_error(path: &str, cause: &str, root: &Value) -> String {
+    let path = if path == "." { "" } else { path };
+    if let Some(rest) = cause.strip_prefix("missing field `")
+        && let Some(field) = rest.split('`').next()
+    {
+        let full = if path.is_empty() {
+            field.to_owned()
+        } else {
+            format!("{path}.{field}")
+        };
+        return format!("{full}: Required value");
+    }
+    let shown = if path.is_empty() { "<object>" } else { path };
+    if let Some(rest) = cause.strip_prefix("unknown variant `")
+        && let Some((value, expected)) = rest.split_once('`')
+    {
+        let supported: Vec<String> = expected
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(|s| format!("{s:?}"))
+            .collect();
+        return format!(
+            "{shown}: Unsupported value: {value:?}: supported values: {}",
+            supported.join(", ")
+        );
+    }
+    let value = value_at(root, path)
+        .map(crate::field::render_value)
+        .unwrap_or_else(|| "null".to_owned());
+    format!("{shown}: Invalid value: {value}: {cause}")
+}
+
+/// The value at a serde path (`spec.containers[0].image`) inside `root`.
+fn value_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = root;
+    if path.is_empty() {
+        return Some(cur);
+    }
+    for part in path.split('.') {
+        let (key, rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            cur = cur.get(key)?;
+        }
+        for idx in rest.split('[').filter(|s| !s.is_empty()) {
+            let i: usize = idx.trim_end_matches(']').parse().ok()?;
+            cur = cur.get(i)?;
+        }
+    }
+    Some(cur)
 }
 
 /// The request's `object`, decoded; `Err` with a message when absent or malformed.
@@ -70,6 +133,44 @@ pub fn defaults_patch<T: Serialize>(before: &T, after: &T) -> Result<json_patch:
     let b = serde_json::to_value(before).map_err(|e| e.to_string())?;
     let a = serde_json::to_value(after).map_err(|e| e.to_string())?;
     Ok(json_patch::diff(&b, &a))
+}
+
+/// The JSON patch from the request's object as sent to `after` serialised: as OpenKruise's
+/// workload mutating webhooks (`admission.PatchResponseFromRaw(req.Object.Raw, marshalled)`),
+/// so what the typed object drops on the way (fields unknown to the kind, `null`s) is removed
+/// and what it normalises (a quantity given as a number) is rewritten, as the Go encoding does.
+/// The API server would prune unknown fields of a structural CRD anyway.
+pub fn patch_from_raw<T: Serialize>(req: &Request, after: &T) -> Result<json_patch::Patch, String> {
+    let raw = match req.object.as_ref() {
+        Some(o) => serde_json::to_value(o).map_err(|e| e.to_string())?,
+        None => return Err("there is no content to decode".to_owned()),
+    };
+    let mut a = serde_json::to_value(after).map_err(|e| e.to_string())?;
+    keep_embedded_type_meta(&raw, &mut a);
+    Ok(json_patch::diff(&raw, &a))
+}
+
+/// k8s-openapi writes `apiVersion` and `kind` for every top-level resource type, also where one
+/// is embedded (a `volumeClaimTemplates` entry is a `PersistentVolumeClaim`); Go's encoding only
+/// keeps the `TypeMeta` it decoded. Removes them from `after`'s claim templates whose request
+/// counterpart had none, so the patch adds nothing the user did not write.
+fn keep_embedded_type_meta(raw: &Value, after: &mut Value) {
+    let Some(templates) = after
+        .pointer_mut("/spec/volumeClaimTemplates")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for (i, t) in templates.iter_mut().enumerate() {
+        let before = raw.pointer(&format!("/spec/volumeClaimTemplates/{i}"));
+        if let Some(m) = t.as_object_mut() {
+            for key in ["apiVersion", "kind"] {
+                if before.and_then(|b| b.get(key)).is_none() {
+                    m.remove(key);
+                }
+            }
+        }
+    }
 }
 
 /// Allows the request, carrying `patch` unless it is empty.

@@ -51,6 +51,26 @@ pub fn set_defaults_pod_spec(spec: &mut PodSpec) {
     }
 }
 
+/// Go's `encoding/json` writes struct fields that have no `omitempty` even when they are zero,
+/// and OpenKruise's workload mutating webhooks answer with the patch from the request's raw JSON
+/// to the re-marshalled object, so every workload they admit gains those fields: in a pod spec,
+/// `resources: {}` on every container, init container and ephemeral container. Reproduced so
+/// that stored objects, and the revision hashes computed from their templates, are the ones
+/// OpenKruise would have stored. Idempotent.
+pub fn set_go_zero_structs(spec: &mut PodSpec) {
+    for c in spec
+        .init_containers
+        .iter_mut()
+        .flatten()
+        .chain(spec.containers.iter_mut())
+    {
+        c.resources.get_or_insert_with(Default::default);
+    }
+    for c in spec.ephemeral_containers.iter_mut().flatten() {
+        c.resources.get_or_insert_with(Default::default);
+    }
+}
+
 /// `imagePullPolicy` Kubernetes picks for an image: `Always` for the `latest` tag or no tag,
 /// `IfNotPresent` otherwise (a digest without tag counts as "no tag" only when no digest is
 /// given — Kubernetes treats `name@sha256:...` as untagged but not latest).
@@ -262,13 +282,10 @@ fn set_defaults_volume(v: &mut Volume) {
     }
 }
 
-/// Defaults of a `volumeClaimTemplates` entry: `spec.volumeMode: Filesystem` and
-/// `status.phase: Pending` (OpenKruise's webhook output carries both).
+/// Defaults of a `volumeClaimTemplates` entry: `status.phase: Pending` — OpenKruise calls
+/// Kubernetes' `SetDefaults_PersistentVolumeClaim` only (not `SetDefaults_PersistentVolumeClaimSpec`,
+/// so no `volumeMode`), as the admission corpus recorded.
 pub fn set_defaults_pvc_template(pvc: &mut PersistentVolumeClaim) {
-    let spec = pvc.spec.get_or_insert_with(Default::default);
-    if spec.volume_mode.is_none() {
-        spec.volume_mode = Some("Filesystem".into());
-    }
     let status = pvc.status.get_or_insert_with(Default::default);
     if status.phase.as_deref().unwrap_or("").is_empty() {
         status.phase = Some("Pending".into());
@@ -366,10 +383,7 @@ mod tests {
         }))
         .unwrap();
         set_defaults_pvc_template(&mut pvc);
-        assert_eq!(
-            pvc.spec.as_ref().unwrap().volume_mode.as_deref(),
-            Some("Filesystem")
-        );
+        assert_eq!(pvc.spec.as_ref().unwrap().volume_mode, None);
         assert_eq!(
             pvc.status.as_ref().unwrap().phase.as_deref(),
             Some("Pending")

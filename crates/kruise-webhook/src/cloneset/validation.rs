@@ -8,7 +8,6 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1alpha1::{
     CloneSet, CloneSetScaleStrategy, CloneSetSpec, CloneSetUpdateStrategy, update_strategy_type,
 };
@@ -43,23 +42,22 @@ pub fn validate_cloneset(cs: &CloneSet) -> ErrorList {
     let sp = Path::new("spec");
     let replicas = replicas_of(spec);
     errs.extend(check_nonnegative(i64::from(replicas), sp.child("replicas")));
-    errs.extend(validate_selector_and_template_labels(
-        &spec.selector,
-        &spec.template,
-        "cloneset",
-        &sp,
-    ));
-    let vct_names: Vec<&str> = spec
-        .volume_claim_templates
-        .iter()
-        .flatten()
-        .filter_map(|pvc| pvc.metadata.name.as_deref())
-        .collect();
-    errs.extend(validate_pod_template(
-        &spec.template,
-        &vct_names,
-        &sp.child("template"),
-    ));
+    let (selector_errs, check_template) =
+        validate_selector_and_template_labels(&spec.selector, &spec.template, "cloneset", &sp);
+    errs.extend(selector_errs);
+    if check_template {
+        let vct_names: Vec<&str> = spec
+            .volume_claim_templates
+            .iter()
+            .flatten()
+            .filter_map(|pvc| pvc.metadata.name.as_deref())
+            .collect();
+        errs.extend(validate_pod_template(
+            &spec.template,
+            &vct_names,
+            &sp.child("template"),
+        ));
+    }
     errs.extend(validate_restart_and_deadline(
         &spec.template,
         "cloneset",
@@ -197,18 +195,6 @@ pub fn validate_update_strategy(
         None => Err(("<nil>".to_owned(), "nil value for IntOrString".to_owned())),
         Some(v) => scaled_value(v, replicas, true).map_err(|e| (int_or_string_text(v), e)),
     };
-    // kruise-rs is stricter than v1.9.0 here: a percentage above 100% is refused instead of
-    // being clamped silently by the controller (it is always a mistake).
-    if let Some(IntOrString::String(text)) = s.partition.as_ref()
-        && let Some(pct) = text.strip_suffix('%').and_then(|v| v.parse::<f64>().ok())
-        && pct > 100.0
-    {
-        errs.push(FieldError::invalid(
-            pp.clone(),
-            text.as_str(),
-            "must not be greater than 100%",
-        ));
-    }
     match partition {
         Ok(p) => errs.extend(check_nonnegative(p, pp)),
         Err((text, e)) => errs.push(FieldError::invalid(

@@ -241,12 +241,13 @@ fn partition_must_resolve_and_be_nonnegative() {
         )),
         "spec.updateStrategy.partition: Invalid value: \"abc\": failed GetScaledValueFromIntOrPercent for partition: invalid type: string is not a percentage",
     );
-    // Percentages above 100% are refused (v1.9.0 accepts and clamps them).
-    assert_one(
+    // Percentages above 100% are admitted as by v1.9.0 (a partition above replicas: no pod is
+    // updated), as the admission corpus recorded.
+    assert_eq!(
         validate_cloneset(&with(
-            json!({"spec": {"updateStrategy": {"partition": "150%"}}}),
+            json!({"spec": {"updateStrategy": {"partition": "150%"}}})
         )),
-        "spec.updateStrategy.partition: Invalid value: \"150%\": must not be greater than 100%",
+        vec![]
     );
     assert_eq!(
         validate_cloneset(&with(

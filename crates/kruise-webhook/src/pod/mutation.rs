@@ -12,15 +12,6 @@ use kruise_runtime::features::{Feature, FeatureGates};
 
 /// The API group whose controllers count as Kruise workloads.
 const KRUISE_APPS_GROUP: &str = "apps.kruise.io";
-/// Namespaces the pod webhook never touches besides the manager's own.
-const ALWAYS_EXCLUDED_NAMESPACES: &[&str] = &["kube-system"];
-
-/// Whether pods in `namespace` are left alone: `kube-system` and the namespace kruise-manager
-/// runs in (what OpenKruise's chart excludes through the webhook's namespaceSelector).
-pub fn is_excluded_namespace(namespace: &str, kruise_namespace: &str) -> bool {
-    ALWAYS_EXCLUDED_NAMESPACES.contains(&namespace) || namespace == kruise_namespace
-}
-
 /// Whether the pod's controller owner is in `apps.kruise.io` (any version).
 pub fn is_owned_by_kruise(pod: &Pod) -> bool {
     pod.metadata
@@ -176,13 +167,6 @@ mod tests {
         pod(json!({"metadata": {"name": "p", "ownerReferences": [
             {"apiVersion": api_version, "kind": "CloneSet", "name": "cs", "uid": "u", "controller": true}]},
             "spec": {"containers": [{"name": "a", "image": "x"}]}}))
-    }
-
-    #[test]
-    fn pod_namespace_exclusions() {
-        assert!(is_excluded_namespace("kube-system", "kruise-system"));
-        assert!(is_excluded_namespace("kruise-system", "kruise-system"));
-        assert!(!is_excluded_namespace("default", "kruise-system"));
     }
 
     #[test]

@@ -309,13 +309,10 @@ pub fn validate_statefulset(sts: &StatefulSet) -> ErrorList {
         i64::from(spec.replicas.unwrap_or(1)),
         sp.child("replicas"),
     ));
-    errs.extend(validate_selector_and_template_labels(
-        &spec.selector,
-        &spec.template,
-        "statefulset",
-        &sp,
-    ));
-    if let Some(meta) = spec.template.metadata.as_ref() {
+    let (selector_errs, check_template) =
+        validate_selector_and_template_labels(&spec.selector, &spec.template, "statefulset", &sp);
+    errs.extend(selector_errs);
+    if check_template && let Some(meta) = spec.template.metadata.as_ref() {
         let tp = sp.child("template");
         errs.extend(validate_labels(meta.labels.as_ref(), &tp.child("labels")));
         errs.extend(validate_annotation_keys(

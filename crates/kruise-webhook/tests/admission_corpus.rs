@@ -1,0 +1,323 @@
+//! Replays the admission-parity corpus (`tests/admission-corpus/*.jsonl`, OpenKruise v1.9.0's
+//! recorded verdicts; see `hack/admission-corpus/README.md`) through kruise-rs' admission
+//! handlers in-process, with the feature gates the recording ran with (AllAlpha, AllBeta) and a
+//! cluster as empty as the recording's (no pods, no StorageClasses).
+//!
+//! Per case, like the API server: the mutating handler on the object (same verdict; when
+//! allowed, the same object after the patch; when denied, the same field paths), then the
+//! validating handler on OpenKruise's mutated object (same verdict, same field paths). JSON
+//! decoding errors are compared on paths without list indices (Go's decoder names
+//! `spec.template.spec.containers.image`). A case marked `deviation` must still differ (a stale
+//! mark fails too). No answer may be a 5xx where OpenKruise's was not.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use kruise_e2e::corpus::{self, Answer, Record};
+use kruise_runtime::features::FeatureGates;
+use kruise_webhook::registry::{REGISTRY, WebhookType};
+use kruise_webhook::{HandlerContext, Response, lookup::Lookup};
+use serde_json::{Value, json};
+
+/// The feature gates the recording ran OpenKruise with (`hack/admission-corpus/record.sh`, as
+/// OpenKruise's own e2e does).
+const GATES: &str = "AllAlpha=true,AllBeta=true,EnableExternalCerts=false,TemplateNoDefaults=false";
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/admission-corpus")
+}
+
+/// The AdmissionReview the API server would post, as bytes.
+fn review(rec: &Record, operation: &str, object: Option<&Value>) -> Vec<u8> {
+    let c = &rec.case;
+    let gvk = json!({"group": c.group, "version": c.version, "kind": c.kind});
+    let gvr = json!({"group": c.group, "version": c.version, "resource": c.resource});
+    let name = object
+        .or(c.old_object.as_ref())
+        .and_then(|o| o.pointer("/metadata/name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {
+            "uid": "00000000-0000-4000-8000-000000000001",
+            "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+            "name": name, "namespace": corpus::NAMESPACE, "operation": operation,
+            "userInfo": {"username": "kruise-admission-corpus"},
+            "object": object, "oldObject": c.old_object, "dryRun": false
+        }
+    }))
+    .expect("review")
+}
+
+/// Posts the case to the registry entry serving it, through the server's own entry point
+/// ([`kruise_webhook::server::answer`]).
+async fn call(rec: &Record, ty: WebhookType, object: Option<&Value>) -> Option<Response> {
+    let c = &rec.case;
+    let entry = REGISTRY.iter().find(|e| {
+        e.webhook_type == ty
+            && e.api_group == c.group
+            && e.resource == c.resource
+            && e.api_versions.contains(&c.version.as_str())
+            && e.operations.contains(&c.operation.as_str())
+    })?;
+    let ctx = HandlerContext {
+        gates: FeatureGates::parse(GATES).expect("gates"),
+        lookup: Some(Lookup::fixed(Vec::new(), Vec::new())),
+    };
+    let review =
+        kruise_webhook::server::answer(&ctx, &review(rec, &c.operation, object), entry).await;
+    let response = review.response.expect("a response");
+    assert_eq!(
+        response.uid, "00000000-0000-4000-8000-000000000001",
+        "{}: the answer must carry the request's uid",
+        c.id
+    );
+    Some(response)
+}
+
+fn message(r: &Response) -> String {
+    r.result.message.clone()
+}
+
+fn patched(object: Option<&Value>, r: &Response) -> Value {
+    let mut obj = object.cloned().unwrap_or(Value::Null);
+    if let Some(p) = r.patch.as_deref() {
+        let patch: json_patch::Patch = serde_json::from_slice(p).expect("our patch is JSON");
+        json_patch::patch(&mut obj, &patch).expect("our patch applies");
+    }
+    obj
+}
+
+fn strip_indices(paths: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            let mut out = String::new();
+            let mut chars = p.chars().peekable();
+            while let Some(ch) = chars.next() {
+                if ch == '[' {
+                    let rest: String = chars.clone().take_while(|c| *c != ']').collect();
+                    if rest.chars().all(|c| c.is_ascii_digit()) {
+                        for _ in 0..=rest.len() {
+                            chars.next();
+                        }
+                        continue;
+                    }
+                }
+                out.push(ch);
+            }
+            out
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// What the API server would store either way, removed before objects are compared: Go writes
+/// `creationTimestamp: null` for every unset ObjectMeta timestamp (the API server sets
+/// `metadata.creationTimestamp` itself and prunes nulls of non-nullable CRD fields), and the
+/// top-level `status` (reset on create and ignored on update by the status subresource).
+fn stored_form(v: &Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if m.get("creationTimestamp").is_some_and(Value::is_null) {
+                    m.remove("creationTimestamp");
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = v.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("status");
+    }
+    strip(&mut v);
+    v
+}
+
+fn is_decode_error(message: &str) -> bool {
+    message.contains("cannot unmarshal") || message.starts_with("json: ")
+}
+
+/// Whether the field paths of two denials agree. Go's JSON decoding errors name a field without
+/// list indices and stop at a map (`metadata.labels` for a bad value of one label), so there
+/// kruise-rs' path must equal Go's or extend it by a map key. A denial whose message names no
+/// field in OpenKruise (`quantities must match the regular expression ...`) only needs the
+/// verdict.
+fn paths_agree(theirs: &Answer, ours: &[String]) -> bool {
+    if theirs.paths.is_empty() {
+        return true;
+    }
+    if !is_decode_error(&theirs.message) {
+        return theirs.paths == ours;
+    }
+    let want = strip_indices(&theirs.paths);
+    let got = strip_indices(ours);
+    want.len() == got.len()
+        && want
+            .iter()
+            .zip(&got)
+            .all(|(w, g)| g == w || (g.starts_with(w.as_str()) && g[w.len()..].starts_with('.')))
+}
+
+fn denial_diff(what: &str, theirs: &Answer, ours: &Response) -> Option<String> {
+    let ours_paths = corpus::paths_in_message(&message(ours));
+    (!paths_agree(theirs, &ours_paths)).then(|| {
+        format!(
+            "{what}: OpenKruise names {:?} ({}), kruise-rs names {ours_paths:?} ({})",
+            theirs.paths,
+            theirs.message,
+            message(ours)
+        )
+    })
+}
+
+fn verdict_diff(what: &str, theirs: &Answer, ours: &Response) -> String {
+    format!(
+        "{what}: OpenKruise {} ({}), kruise-rs {} ({})",
+        if theirs.allowed { "allows" } else { "denies" },
+        theirs.message,
+        if ours.allowed { "allows" } else { "denies" },
+        message(ours)
+    )
+}
+
+/// Differences between OpenKruise's answers and ours for one case, as text (empty when they
+/// agree). Like the API server: the mutating webhook, then the validating webhook on the
+/// mutated object (OpenKruise's, so a mutation difference is reported once). A kruise-rs
+/// mutating webhook that denies what OpenKruise's validating webhook denies, naming the same
+/// fields, gives the user the same answer and agrees (e.g. a missing `spec.selector`, which
+/// OpenKruise decodes and then refuses, and kruise-rs refuses while decoding).
+async fn replay(rec: &Record) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let c = &rec.case;
+    let mut validated_object = c.object.clone();
+    if let Some(theirs) = &rec.mutation {
+        let Some(ours) = call(rec, WebhookType::Mutating, c.object.as_ref()).await else {
+            return vec!["mutation: kruise-rs serves no mutating webhook here".into()];
+        };
+        if ours.result.code >= 500 && theirs.code < 500 {
+            diffs.push(format!(
+                "mutation: we answered {} ({})",
+                ours.result.code,
+                message(&ours)
+            ));
+        }
+        match (theirs.allowed, ours.allowed) {
+            (true, true) => {
+                let want = stored_form(theirs.patched.as_ref().unwrap_or(&Value::Null));
+                let got = stored_form(&patched(c.object.as_ref(), &ours));
+                if got != want {
+                    diffs.push(format!(
+                        "mutation: mutated object differs (patch from OpenKruise's to ours: {})",
+                        serde_json::to_string(&json_patch::diff(&want, &got)).unwrap_or_default()
+                    ));
+                }
+            }
+            (false, false) => diffs.extend(denial_diff("mutation", theirs, &ours)),
+            (true, false) => {
+                // Same answer to the user only if OpenKruise's validation refuses the same fields.
+                match rec.validation.as_ref().filter(|v| !v.allowed) {
+                    Some(v) => diffs.extend(denial_diff(
+                        "mutation (vs. OpenKruise's validation)",
+                        v,
+                        &ours,
+                    )),
+                    None => diffs.push(verdict_diff("mutation", theirs, &ours)),
+                }
+                return diffs;
+            }
+            (false, true) => {
+                diffs.push(verdict_diff("mutation", theirs, &ours));
+                return diffs;
+            }
+        }
+        validated_object = theirs.patched.clone();
+    }
+    if let Some(theirs) = &rec.validation {
+        let obj = if c.operation == "DELETE" {
+            None
+        } else {
+            validated_object.as_ref()
+        };
+        let Some(ours) = call(rec, WebhookType::Validating, obj).await else {
+            diffs.push("validation: kruise-rs serves no validating webhook here".into());
+            return diffs;
+        };
+        if ours.result.code >= 500 && theirs.code < 500 {
+            diffs.push(format!(
+                "validation: we answered {} ({})",
+                ours.result.code,
+                message(&ours)
+            ));
+        }
+        if theirs.allowed != ours.allowed {
+            diffs.push(verdict_diff("validation", theirs, &ours));
+        } else if !theirs.allowed {
+            diffs.extend(denial_diff("validation", theirs, &ours));
+        }
+    }
+    diffs
+}
+
+#[tokio::test]
+async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
+    let dir = corpus_dir();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no corpus in {}", dir.display());
+    let mut failures: Vec<String> = Vec::new();
+    let mut summary: BTreeMap<String, (usize, usize, usize, usize)> = BTreeMap::new();
+    for file in &files {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(file).expect("read corpus");
+        for (n, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let rec: Record = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", file.display(), n + 1));
+            let s = summary.entry(stem.clone()).or_default();
+            s.0 += 1;
+            if rec.allowed() {
+                s.1 += 1;
+            } else {
+                s.2 += 1;
+            }
+            let diffs = replay(&rec).await;
+            match (&rec.deviation, diffs.is_empty()) {
+                (None, true) => {}
+                (None, false) => {
+                    failures.push(format!("{} ({stem}:{}):\n    {}", rec.case.id, n + 1, diffs.join("\n    ")))
+                }
+                (Some(_), false) => s.3 += 1,
+                (Some(reason), true) => failures.push(format!(
+                    "{} ({stem}:{}): marked deviation \"{reason}\" but kruise-rs now answers as OpenKruise: remove the mark",
+                    rec.case.id,
+                    n + 1
+                )),
+            }
+        }
+    }
+    for (k, (cases, admitted, denied, deviations)) in &summary {
+        eprintln!(
+            "[corpus] {k}: {cases} cases ({denied} denied, {admitted} admitted), {deviations} marked deviations"
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} cases differ from OpenKruise v1.9.0:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
