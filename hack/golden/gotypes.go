@@ -7,11 +7,13 @@ import (
 	"sort"
 	"strings"
 
+	kruisev1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	kruisev1beta1 "github.com/openkruise/kruise/apis/apps/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 )
 
 // goTypes renders the table read by crates/kruise-engines/src/revision/go_json.rs: one line per
-// Go struct reachable from core/v1 PodTemplateSpec and PersistentVolumeClaim, sorted by name,
+// Go struct reachable from core/v1 PodTemplateSpec, PersistentVolumeClaim and Pod, sorted by name,
 //
 //	TypeName: <json tag>=<shape> <json tag>=<shape> ...
 //
@@ -21,25 +23,65 @@ import (
 // own MarshalJSON: Time, Quantity, IntOrString, FieldsV1), ptr(X), slice(X), map(X) (the map's
 // value; keys are always strings here).
 func goTypes() []byte {
-	roots := []reflect.Type{
+	return typeTable([]reflect.Type{
 		reflect.TypeOf(corev1.PodTemplateSpec{}),
 		reflect.TypeOf(corev1.PersistentVolumeClaim{}),
+		reflect.TypeOf(corev1.Pod{}),
+	}, nil)
+}
+
+// kruiseTypes renders, in the same format, the OpenKruise v1.9.0 workload types the admission
+// webhooks encode (read by go_json.rs beside goTypes' table, for the object a mutating webhook
+// answers with): every struct reachable from them that goTypes' table does not already hold.
+// Types outside core/v1 and meta/v1 are named <last two package path elements>.<Name>
+// (`apps/v1beta1.StatefulSetSpec`), since Kruise's versions reuse type names.
+func kruiseTypes() []byte {
+	core := map[string]bool{}
+	for _, line := range strings.Split(string(goTypes()), "\n") {
+		if name, _, ok := strings.Cut(line, ": "); ok {
+			core[name] = true
+		}
 	}
+	return typeTable([]reflect.Type{
+		reflect.TypeOf(kruisev1alpha1.CloneSet{}),
+		reflect.TypeOf(kruisev1alpha1.StatefulSet{}),
+		reflect.TypeOf(kruisev1beta1.StatefulSet{}),
+	}, core)
+}
+
+// typeName is a struct's name in the tables: plain for core/v1 and meta/v1, qualified otherwise.
+func typeName(t reflect.Type) string {
+	switch t.PkgPath() {
+	case "k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/apis/meta/v1":
+		return t.Name()
+	}
+	parts := strings.Split(t.PkgPath(), "/")
+	if len(parts) > 2 {
+		parts = parts[len(parts)-2:]
+	}
+	return strings.Join(parts, "/") + "." + t.Name()
+}
+
+// typeTable renders every struct reachable from roots, leaving out the names in skip.
+func typeTable(roots []reflect.Type, skip map[string]bool) []byte {
 	lines := map[string]string{}
 	seen := map[string]reflect.Type{}
 	var visit func(t reflect.Type)
 	visit = func(t reflect.Type) {
-		if prev, done := seen[t.Name()]; done {
+		name := typeName(t)
+		if prev, done := seen[name]; done {
 			if prev != t {
-				panic(fmt.Sprintf("two types named %s: %v and %v", t.Name(), prev, t))
+				panic(fmt.Sprintf("two types named %s: %v and %v", name, prev, t))
 			}
 			return
 		}
-		seen[t.Name()] = t
+		seen[name] = t
 		var fields []string
 		var nested []reflect.Type
 		collectFields(t, &fields, &nested)
-		lines[t.Name()] = t.Name() + ": " + strings.Join(fields, " ")
+		if !skip[name] {
+			lines[name] = name + ": " + strings.Join(fields, " ")
+		}
 		for _, n := range nested {
 			visit(n)
 		}
@@ -103,7 +145,7 @@ func shape(t reflect.Type, nested *[]reflect.Type) string {
 		return "map(" + shape(t.Elem(), nested) + ")"
 	case reflect.Struct:
 		*nested = append(*nested, t)
-		return "struct:" + t.Name()
+		return "struct:" + typeName(t)
 	case reflect.Interface:
 		panic(fmt.Sprintf("interface field type %v", t))
 	default:

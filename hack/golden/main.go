@@ -28,6 +28,7 @@ func main() {
 	}
 	outputs := []output{
 		{"crates/kruise-engines/src/revision/go_types_v1_32.txt", func() ([]byte, error) { return goTypes(), nil }},
+		{"crates/kruise-engines/src/revision/go_types_kruise_v1_9.txt", func() ([]byte, error) { return kruiseTypes(), nil }},
 		{"crates/kruise-engines/src/revision/hash_vectors.tsv", func() ([]byte, error) {
 			return hashVectors(filepath.Join(*inputs, "hash_inputs.jsonl"))
 		}},

@@ -9,12 +9,13 @@ pub mod mutation;
 pub mod validation;
 
 use kruise_api::apps::v1alpha1::CloneSet;
+use kruise_engines::revision::go_json::GoType;
 use kube::core::admission::Operation;
 
 use crate::field::{ErrorList, aggregate};
 use crate::support::{
-    CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode_object, decode_old_object,
-    errored, patch_from_raw, patch_response,
+    CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode_workload_object,
+    decode_workload_old_object, errored, patch_from_raw, patch_response,
 };
 use crate::{HandlerContext, Request, Response};
 
@@ -25,12 +26,12 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     if !matches!(req.operation, Operation::Create | Operation::Update) {
         return allow(req);
     }
-    let new: CloneSet = match decode_object(req) {
+    let new: CloneSet = match decode_workload_object(req) {
         Ok(o) => o,
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
     let old: Option<CloneSet> = if req.operation == Operation::Update {
-        match decode_old_object(req) {
+        match decode_workload_old_object(req) {
             Ok(o) => o,
             Err(e) => return errored(req, CODE_BAD_REQUEST, e),
         }
@@ -38,7 +39,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         None
     };
     let after = mutation::defaulted_cloneset(&ctx.gates, &new, old.as_ref());
-    patch_response(req, patch_from_raw(req, &after))
+    patch_response(req, patch_from_raw(req, &after, GoType::CloneSet))
 }
 
 /// `/validate-apps-kruise-io-v1alpha1-cloneset`: create and update run every rule of
@@ -51,12 +52,12 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
         Operation::Delete => return validate_delete(req, ctx),
         Operation::Connect => return allow(req),
     }
-    let new: CloneSet = match decode_object(req) {
+    let new: CloneSet = match decode_workload_object(req) {
         Ok(o) => o,
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
     let old: Option<CloneSet> = if req.operation == Operation::Update {
-        match decode_old_object(req) {
+        match decode_workload_old_object(req) {
             Ok(Some(o)) => Some(o),
             Ok(None) => return errored(req, CODE_BAD_REQUEST, "there is no old object to decode"),
             Err(e) => return errored(req, CODE_BAD_REQUEST, e),
@@ -76,7 +77,7 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
 }
 
 fn validate_delete(req: &Request, ctx: &HandlerContext) -> Response {
-    let old: CloneSet = match decode_old_object(req) {
+    let old: CloneSet = match decode_workload_old_object(req) {
         Ok(Some(o)) => o,
         // No old object (very old API servers): nothing to judge.
         Ok(None) => return allow(req),

@@ -9,7 +9,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::core::admission::Operation;
 
 use crate::support::{
-    CODE_BAD_REQUEST, CODE_INTERNAL, allow, decode_object, defaults_patch, errored, patch_response,
+    CODE_BAD_REQUEST, CODE_INTERNAL, allow, decode_workload_object, defaults_patch, errored,
+    patch_response,
 };
 use crate::{HandlerContext, Request, Response};
 
@@ -24,7 +25,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     {
         return allow(req);
     }
-    let mut pod: Pod = match decode_object(req) {
+    let mut pod: Pod = match decode_workload_object(req) {
         Ok(p) => p,
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };

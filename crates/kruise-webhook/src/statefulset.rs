@@ -9,14 +9,15 @@ pub mod volumeclaims;
 
 use kruise_api::apps::{v1alpha1 as a1, v1beta1 as b1};
 use kruise_api::conversion::statefulset::to_v1beta1;
+use kruise_engines::revision::go_json::GoType;
 use kube::core::admission::Operation;
 
 use crate::common::validate_workload_deletion;
 use crate::field::FieldError;
 use crate::field::aggregate;
 use crate::support::{
-    CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode, decode_object,
-    decode_old_object, errored, patch_from_raw, patch_response,
+    CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode_workload,
+    decode_workload_object, decode_workload_old_object, errored, patch_from_raw, patch_response,
 };
 use crate::{HandlerContext, Request, Response};
 use kruise_runtime::features::Feature;
@@ -33,12 +34,12 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     }
     let update = req.operation == Operation::Update;
     if is_v1alpha1(req) {
-        let new: a1::StatefulSet = match decode_object(req) {
+        let new: a1::StatefulSet = match decode_workload_object(req) {
             Ok(o) => o,
             Err(e) => return errored(req, CODE_BAD_REQUEST, e),
         };
         let old: Option<a1::StatefulSet> = if update {
-            match decode_old_object(req) {
+            match decode_workload_old_object(req) {
                 Ok(o) => o,
                 Err(e) => return errored(req, CODE_BAD_REQUEST, e),
             }
@@ -46,14 +47,17 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
             None
         };
         let after = mutation::defaulted_v1alpha1(&ctx.gates, &new, old.as_ref());
-        patch_response(req, patch_from_raw(req, &after))
+        patch_response(
+            req,
+            patch_from_raw(req, &after, GoType::StatefulSetV1alpha1),
+        )
     } else {
-        let new: b1::StatefulSet = match decode_object(req) {
+        let new: b1::StatefulSet = match decode_workload_object(req) {
             Ok(o) => o,
             Err(e) => return errored(req, CODE_BAD_REQUEST, e),
         };
         let old: Option<b1::StatefulSet> = if update {
-            match decode_old_object(req) {
+            match decode_workload_old_object(req) {
                 Ok(o) => o,
                 Err(e) => return errored(req, CODE_BAD_REQUEST, e),
             }
@@ -61,16 +65,16 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
             None
         };
         let after = mutation::defaulted_v1beta1(&ctx.gates, &new, old.as_ref());
-        patch_response(req, patch_from_raw(req, &after))
+        patch_response(req, patch_from_raw(req, &after, GoType::StatefulSetV1beta1))
     }
 }
 
 /// Decodes an object of either version into v1beta1.
 fn as_v1beta1(req: &Request, obj: &kube::core::DynamicObject) -> Result<b1::StatefulSet, String> {
     if is_v1alpha1(req) {
-        decode::<a1::StatefulSet>(obj).map(|o| to_v1beta1(&o))
+        decode_workload::<a1::StatefulSet>(obj).map(|o| to_v1beta1(&o))
     } else {
-        decode(obj)
+        decode_workload(obj)
     }
 }
 

@@ -2,6 +2,7 @@
 //! Advanced StatefulSet and pod handlers: decoding the request's objects into typed values and
 //! building allow / deny / patch responses the way controller-runtime's helpers answer.
 
+use kruise_engines::revision::go_json::{self, GoType};
 use kube::core::DynamicObject;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -109,6 +110,59 @@ pub fn decode_object<T: DeserializeOwned>(req: &Request) -> Result<T, String> {
     decode(obj)
 }
 
+/// A type an OpenKruise webhook decodes (a workload, a pod) and the Go type it decodes it into.
+pub trait GoShaped: DeserializeOwned {
+    /// The Go type (OpenKruise v1.9.0) whose decoding this type's decoding reproduces.
+    const GO_TYPE: GoType;
+}
+
+impl GoShaped for k8s_openapi::api::core::v1::Pod {
+    const GO_TYPE: GoType = GoType::Pod;
+}
+impl GoShaped for kruise_api::apps::v1alpha1::CloneSet {
+    const GO_TYPE: GoType = GoType::CloneSet;
+}
+impl GoShaped for kruise_api::apps::v1alpha1::StatefulSet {
+    const GO_TYPE: GoType = GoType::StatefulSetV1alpha1;
+}
+impl GoShaped for kruise_api::apps::v1beta1::StatefulSet {
+    const GO_TYPE: GoType = GoType::StatefulSetV1beta1;
+}
+
+/// Decodes a workload as OpenKruise's webhook does: refused where Go's `json.Unmarshal` into
+/// the Go type refuses ([`go_json::check_decodable`], e.g. a struct given as an array, a
+/// malformed quantity), then decoded like [`decode`]. The error names the field.
+pub fn decode_workload<T: GoShaped>(obj: &DynamicObject) -> Result<T, String> {
+    let mut v = serde_json::to_value(obj).map_err(|e| e.to_string())?;
+    if let Err(m) = go_json::check_decodable(&v, T::GO_TYPE) {
+        let shown = if m.path.is_empty() {
+            "<object>"
+        } else {
+            m.path.as_str()
+        };
+        let value = value_at(&v, &m.path)
+            .map(crate::field::render_value)
+            .unwrap_or_else(|| "null".to_owned());
+        return Err(format!("{shown}: Invalid value: {value}: {}", m.reason));
+    }
+    go_json::fill_go_zero_values(&mut v, T::GO_TYPE);
+    decode_value(v)
+}
+
+/// The request's `object` decoded with [`decode_workload`].
+pub fn decode_workload_object<T: GoShaped>(req: &Request) -> Result<T, String> {
+    let obj = req
+        .object
+        .as_ref()
+        .ok_or_else(|| "there is no content to decode".to_owned())?;
+    decode_workload(obj)
+}
+
+/// The request's `oldObject` decoded with [`decode_workload`]; `Ok(None)` when absent.
+pub fn decode_workload_old_object<T: GoShaped>(req: &Request) -> Result<Option<T>, String> {
+    req.old_object.as_ref().map(decode_workload).transpose()
+}
+
 /// The request's `oldObject`, decoded; `Ok(None)` when absent.
 pub fn decode_old_object<T: DeserializeOwned>(req: &Request) -> Result<Option<T>, String> {
     req.old_object.as_ref().map(decode).transpose()
@@ -139,14 +193,22 @@ pub fn defaults_patch<T: Serialize>(before: &T, after: &T) -> Result<json_patch:
 /// workload mutating webhooks (`admission.PatchResponseFromRaw(req.Object.Raw, marshalled)`),
 /// so what the typed object drops on the way (fields unknown to the kind, `null`s) is removed
 /// and what it normalises (a quantity given as a number) is rewritten, as the Go encoding does.
-/// The API server would prune unknown fields of a structural CRD anyway.
-pub fn patch_from_raw<T: Serialize>(req: &Request, after: &T) -> Result<json_patch::Patch, String> {
+/// The API server would prune unknown fields of a structural CRD anyway. `after` is written as
+/// Go writes the typed OpenKruise object `ty` decoded from the request
+/// ([`kruise_engines::revision::go_json::normalize_decoded`]): `omitempty` zero values dropped,
+/// struct fields always present, fields Go decoded as `nil` written as `null`.
+pub fn patch_from_raw<T: Serialize>(
+    req: &Request,
+    after: &T,
+    ty: GoType,
+) -> Result<json_patch::Patch, String> {
     let raw = match req.object.as_ref() {
         Some(o) => serde_json::to_value(o).map_err(|e| e.to_string())?,
         None => return Err("there is no content to decode".to_owned()),
     };
     let mut a = serde_json::to_value(after).map_err(|e| e.to_string())?;
     keep_embedded_type_meta(&raw, &mut a);
+    go_json::normalize_decoded(&mut a, &raw, ty);
     Ok(json_patch::diff(&raw, &a))
 }
 

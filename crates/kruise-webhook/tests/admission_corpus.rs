@@ -140,6 +140,58 @@ fn stored_form(v: &Value) -> Value {
     v
 }
 
+/// The `openAPIV3Schema` of the CRD serving `c`'s kind and version (`config/crd/bases`, which
+/// carries OpenKruise's `required` lists), or `None` for built-in kinds.
+fn crd_schema(c: &corpus::Case) -> Option<Value> {
+    if c.group.is_empty() {
+        return None;
+    }
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../config/crd/bases")
+        .join(format!("{}_{}.yaml", c.group, c.resource));
+    let crd: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(&file).ok()?).ok()?;
+    crd.pointer("/spec/versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v["name"] == c.version.as_str())?
+        .pointer("/schema/openAPIV3Schema")
+        .cloned()
+}
+
+/// Paths of the fields the CRD schema requires that `obj` lacks or holds as `null`, walking the
+/// object's properties (not into lists or maps).
+fn schema_required_missing(c: &corpus::Case, obj: &Value) -> Vec<String> {
+    fn walk(schema: &Value, obj: &Value, path: &str, out: &mut Vec<String>) {
+        let Some(map) = obj.as_object() else { return };
+        for req in schema["required"].as_array().into_iter().flatten() {
+            let key = req.as_str().unwrap_or_default();
+            if map.get(key).is_none_or(Value::is_null) {
+                out.push(if path.is_empty() {
+                    key.to_owned()
+                } else {
+                    format!("{path}.{key}")
+                });
+            }
+        }
+        for (key, sub) in schema["properties"].as_object().into_iter().flatten() {
+            if let Some(v) = map.get(key) {
+                let p = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                walk(sub, v, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(schema) = crd_schema(c) {
+        walk(&schema, obj, "", &mut out);
+    }
+    out.sort();
+    out
+}
+
 fn is_decode_error(message: &str) -> bool {
     message.contains("cannot unmarshal") || message.starts_with("json: ")
 }
@@ -221,6 +273,28 @@ async fn replay(rec: &Record) -> Vec<String> {
             }
             (false, false) => diffs.extend(denial_diff("mutation", theirs, &ours)),
             (true, false) => {
+                // What the API server does next with OpenKruise's mutated object: its CRD
+                // schema check refuses a required field that is absent or null (nulls of
+                // non-nullable fields are pruned) before any validating webhook runs.
+                let missing = theirs
+                    .patched
+                    .as_ref()
+                    .map(|o| schema_required_missing(c, o))
+                    .unwrap_or_default();
+                if !missing.is_empty() {
+                    let api_server = Answer {
+                        allowed: false,
+                        message: format!("CRD schema: {} Required value", missing.join(", ")),
+                        paths: missing,
+                        ..theirs.clone()
+                    };
+                    diffs.extend(denial_diff(
+                        "mutation (vs. the API server's CRD schema check)",
+                        &api_server,
+                        &ours,
+                    ));
+                    return diffs;
+                }
                 // Same answer to the user only if OpenKruise's validation refuses the same fields.
                 match rec.validation.as_ref().filter(|v| !v.allowed) {
                     Some(v) => diffs.extend(denial_diff(

@@ -51,26 +51,6 @@ pub fn set_defaults_pod_spec(spec: &mut PodSpec) {
     }
 }
 
-/// Go's `encoding/json` writes struct fields that have no `omitempty` even when they are zero,
-/// and OpenKruise's workload mutating webhooks answer with the patch from the request's raw JSON
-/// to the re-marshalled object, so every workload they admit gains those fields: in a pod spec,
-/// `resources: {}` on every container, init container and ephemeral container. Reproduced so
-/// that stored objects, and the revision hashes computed from their templates, are the ones
-/// OpenKruise would have stored. Idempotent.
-pub fn set_go_zero_structs(spec: &mut PodSpec) {
-    for c in spec
-        .init_containers
-        .iter_mut()
-        .flatten()
-        .chain(spec.containers.iter_mut())
-    {
-        c.resources.get_or_insert_with(Default::default);
-    }
-    for c in spec.ephemeral_containers.iter_mut().flatten() {
-        c.resources.get_or_insert_with(Default::default);
-    }
-}
-
 /// `imagePullPolicy` Kubernetes picks for an image: `Always` for the `latest` tag or no tag,
 /// `IfNotPresent` otherwise (a digest without tag counts as "no tag" only when no digest is
 /// given — Kubernetes treats `name@sha256:...` as untagged but not latest).

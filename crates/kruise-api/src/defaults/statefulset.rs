@@ -59,9 +59,14 @@ fn set_if_none<T>(slot: &mut Option<T>, value: impl FnOnce() -> T) {
 /// `minReadySeconds: 0`; `replicas: 1`, `revisionHistoryLimit: 10`.
 pub fn set_defaults_statefulset(obj: &mut a1::StatefulSet) {
     let spec = &mut obj.spec;
-    set_if_none(&mut spec.pod_management_policy, || {
-        pod_management_policy_type::ORDERED_READY.to_owned()
-    });
+    if spec
+        .pod_management_policy
+        .as_deref()
+        .unwrap_or_default()
+        .is_empty()
+    {
+        spec.pod_management_policy = Some(pod_management_policy_type::ORDERED_READY.to_owned());
+    }
     let strategy = spec.update_strategy.get_or_insert_with(Default::default);
     if strategy.type_.as_deref().unwrap_or_default().is_empty() {
         strategy.type_ = Some(statefulset_update_strategy_type::ROLLING_UPDATE.to_owned());
@@ -102,9 +107,14 @@ pub fn set_defaults_statefulset_v1beta1_with_gates(
     gates: StatefulSetDefaultGates,
 ) {
     let spec = &mut obj.spec;
-    set_if_none(&mut spec.pod_management_policy, || {
-        pod_management_policy_type::ORDERED_READY.to_owned()
-    });
+    if spec
+        .pod_management_policy
+        .as_deref()
+        .unwrap_or_default()
+        .is_empty()
+    {
+        spec.pod_management_policy = Some(pod_management_policy_type::ORDERED_READY.to_owned());
+    }
     let strategy = spec.update_strategy.get_or_insert_with(Default::default);
     if strategy.type_.as_deref().unwrap_or_default().is_empty() {
         strategy.type_ = Some(statefulset_update_strategy_type::ROLLING_UPDATE.to_owned());

@@ -31,6 +31,14 @@ pub enum GoType {
     PodTemplateSpec,
     /// `k8s.io/api/core/v1.PersistentVolumeClaim`.
     PersistentVolumeClaim,
+    /// `k8s.io/api/core/v1.Pod`.
+    Pod,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.CloneSet`.
+    CloneSet,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.StatefulSet`.
+    StatefulSetV1alpha1,
+    /// OpenKruise v1.9.0 `apps/v1beta1.StatefulSet`.
+    StatefulSetV1beta1,
 }
 
 impl GoType {
@@ -38,6 +46,10 @@ impl GoType {
         match self {
             GoType::PodTemplateSpec => "PodTemplateSpec",
             GoType::PersistentVolumeClaim => "PersistentVolumeClaim",
+            GoType::Pod => "Pod",
+            GoType::CloneSet => "apps/v1alpha1.CloneSet",
+            GoType::StatefulSetV1alpha1 => "apps/v1alpha1.StatefulSet",
+            GoType::StatefulSetV1beta1 => "apps/v1beta1.StatefulSet",
         }
     }
 }
@@ -60,6 +72,316 @@ pub fn to_string(value: &Value) -> String {
 pub fn normalize(value: &mut Value, ty: GoType) {
     let schema = schema();
     normalize_struct_value(schema, value, ty.name());
+}
+
+/// [`normalize`], then what Go's decoding of `decoded_from` (the JSON the value was decoded
+/// from) would have kept: a slice or map field without `omitempty` that Go decoded from an
+/// absent or `null` value stays `nil` and encodes as `null`, where the Rust type (a plain `Vec`
+/// or map, e.g. `spec.containers`) gives `[]`/`{}`. This is what an OpenKruise mutating webhook
+/// answers with: the object decoded from the request, defaulted and encoded again.
+pub fn normalize_decoded(value: &mut Value, decoded_from: &Value, ty: GoType) {
+    let schema = schema();
+    normalize_struct_value(schema, value, ty.name());
+    restore_nil(schema, value, Some(decoded_from), &Kind::Struct(ty.name()));
+}
+
+/// Fills in what Go's decoding into the typed object `ty` would hold although the JSON lacks
+/// it: every absent (or `null`) field without `omitempty` gets its zero value (`""`, `0`,
+/// `false`, `[]`, `{}`, and a non-pointer struct an object filled the same way). Pointer fields
+/// stay absent. In `k8s.io/api` a field without `omitempty` is one the OpenAPI schema, and so
+/// k8s-openapi's decoder, calls required: after this, a workload decodes into the Rust types
+/// wherever Go decodes it (`containers` absent, a container without `name`) and the webhook
+/// judges the same zero values Go's does. [`normalize_decoded`] writes the `nil`s back.
+pub fn fill_go_zero_values(value: &mut Value, ty: GoType) {
+    fill_zero(schema(), value, &Kind::Struct(ty.name()));
+}
+
+fn fill_zero(schema: &Schema, value: &mut Value, kind: &Kind) {
+    match (kind, value) {
+        (Kind::Struct(name), Value::Object(map)) => {
+            for field in schema.get(name).into_iter().flatten() {
+                let absent = map.get(field.name).is_none_or(Value::is_null);
+                if absent && !field.omitempty {
+                    let zero = match &field.kind {
+                        Kind::Str | Kind::Bytes => Some(Value::String(String::new())),
+                        Kind::Int(_) => Some(Value::from(0)),
+                        Kind::Bool => Some(Value::Bool(false)),
+                        Kind::Slice(_) => Some(Value::Array(Vec::new())),
+                        Kind::Map(_) | Kind::Struct(_) => Some(Value::Object(Map::new())),
+                        Kind::Ptr(_) | Kind::Custom(_) => None,
+                    };
+                    if let Some(z) = zero {
+                        map.insert(field.name.to_owned(), z);
+                    }
+                } else if absent && matches!(field.kind, Kind::Struct(_)) {
+                    map.insert(field.name.to_owned(), Value::Object(Map::new()));
+                }
+                if let Some(v) = map.get_mut(field.name) {
+                    fill_zero(schema, v, &field.kind);
+                }
+            }
+        }
+        (Kind::Ptr(inner), v) => fill_zero(schema, v, inner),
+        (Kind::Slice(inner), Value::Array(items)) => {
+            items.iter_mut().for_each(|v| fill_zero(schema, v, inner));
+        }
+        (Kind::Map(inner), Value::Object(entries)) => {
+            entries
+                .values_mut()
+                .for_each(|v| fill_zero(schema, v, inner));
+        }
+        _ => {}
+    }
+}
+
+/// Where Go's `encoding/json` would refuse to decode a JSON value into the typed Go object:
+/// the field's path (`spec.updateStrategy.rollingUpdate`, list indices as `[0]`) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeMismatch {
+    /// Path of the offending field, dotted with `[i]` indices; empty for the root.
+    pub path: String,
+    /// Go's reason, e.g. `cannot unmarshal array into a Go struct of type RollingUpdateStatefulSetStrategy`.
+    pub reason: String,
+}
+
+/// Checks that Go's `json.Unmarshal` into the Go type `ty` accepts `value` where the shapes are
+/// concerned, reporting a refusal: a struct given anything but an
+/// object, a slice anything but an array, a map anything but an object, a string/bool/integer
+/// field a value of another JSON type (or a number with a fraction for an integer), a
+/// `resource.Quantity` a string that `resource.ParseQuantity` refuses, an `IntOrString`
+/// anything but a string or int32, a `metav1.Time` anything but a string. `null` is always
+/// accepted (Go leaves the zero value). Which refusal is reported follows Go (see
+/// `check_kind`): the first error of a type's own decoder, else the first type mismatch, in
+/// document order. serde's derived decoders are laxer in one place that
+/// matters (a struct may be given as an array), so admission checks this before decoding.
+/// Fields unknown to the type tables are not looked at.
+pub fn check_decodable(value: &Value, ty: GoType) -> Result<(), DecodeMismatch> {
+    let mut saved = None;
+    check_kind(schema(), value, &Kind::Struct(ty.name()), "", &mut saved)?;
+    saved.map_or(Ok(()), Err)
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Walks `value` as Go's decoder does, in document order (the order of `value`'s keys). Like
+/// Go: a value of the wrong JSON type (or an integer out of range) is remembered in `saved` (the
+/// first one) and decoding goes on; an error of a type's own `UnmarshalJSON` (Quantity,
+/// IntOrString, Time) ends decoding at once and wins over a remembered one.
+fn check_kind(
+    schema: &Schema,
+    value: &Value,
+    kind: &Kind,
+    path: &str,
+    saved: &mut Option<DecodeMismatch>,
+) -> Result<(), DecodeMismatch> {
+    let mismatch = |what: &str| DecodeMismatch {
+        path: path.to_owned(),
+        reason: format!(
+            "cannot unmarshal {} into a Go value of type {what}",
+            json_kind(value)
+        ),
+    };
+    let mut save = |m: DecodeMismatch| {
+        saved.get_or_insert(m);
+        Ok(())
+    };
+    if value.is_null() {
+        return Ok(());
+    }
+    match kind {
+        Kind::Ptr(inner) => check_kind(schema, value, inner, path, saved),
+        Kind::Struct(name) => {
+            let Value::Object(map) = value else {
+                return save(mismatch(name.rsplit('.').next().unwrap_or(name)));
+            };
+            let fields = schema.get(name);
+            for (key, v) in map {
+                let Some(field) = fields.and_then(|f| f.iter().find(|f| f.name == key)) else {
+                    continue;
+                };
+                let p = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                check_kind(schema, v, &field.kind, &p, saved)?;
+            }
+            Ok(())
+        }
+        Kind::Slice(inner) => match value {
+            Value::Array(items) => items.iter().enumerate().try_for_each(|(i, v)| {
+                check_kind(schema, v, inner, &format!("{path}[{i}]"), saved)
+            }),
+            _ => save(mismatch("slice")),
+        },
+        Kind::Map(inner) => match value {
+            Value::Object(entries) => entries
+                .iter()
+                .try_for_each(|(k, v)| check_kind(schema, v, inner, &format!("{path}.{k}"), saved)),
+            _ => save(mismatch("map")),
+        },
+        Kind::Str | Kind::Bytes if value.is_string() => Ok(()),
+        Kind::Str | Kind::Bytes => save(mismatch("string")),
+        Kind::Bool if value.is_boolean() => Ok(()),
+        Kind::Bool => save(mismatch("bool")),
+        Kind::Int(bits) => {
+            let in_range = match (value.as_i64(), bits) {
+                (Some(n), 32) => i32::try_from(n).is_ok(),
+                (Some(_), _) => true,
+                (None, _) => value.is_u64() && *bits > 32,
+            };
+            if in_range {
+                Ok(())
+            } else {
+                save(mismatch(if *bits == 32 { "int32" } else { "int64" }))
+            }
+        }
+        Kind::Custom(Custom::IntOrString) => match value {
+            Value::String(_) => Ok(()),
+            Value::Number(n) if n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) => Ok(()),
+            _ => Err(mismatch("int32")),
+        },
+        Kind::Custom(Custom::Time) if value.is_string() => Ok(()),
+        Kind::Custom(Custom::Time) => Err(mismatch("Time")),
+        Kind::Custom(Custom::Quantity) => {
+            let text = match value {
+                Value::String(s) => s.trim().to_owned(),
+                other => other.to_string(),
+            };
+            parse_quantity_syntax(&text).map_err(|e| DecodeMismatch {
+                path: path.to_owned(),
+                reason: e.to_owned(),
+            })
+        }
+        Kind::Custom(Custom::Raw) => Ok(()),
+    }
+}
+
+/// apimachinery's `resource.ParseQuantity` as far as accepting or refusing goes: its
+/// `parseQuantityString` scan (sign, digits, one optional fraction, then a suffix of
+/// `eEinumkKMGTP` letters optionally followed by a signed integer) and the suffix lookup (SI
+/// `n u m "" k M G T P E`, binary `Ki Mi Gi Ti Pi Ei`, or `e`/`E` with an exponent). Errors
+/// carry apimachinery's texts.
+pub fn parse_quantity_syntax(s: &str) -> Result<(), &'static str> {
+    const FORMAT: &str = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    const SUFFIX: &str = "unable to parse quantity's suffix";
+    let b = s.as_bytes();
+    if b.is_empty() {
+        return Err(FORMAT);
+    }
+    let end = b.len();
+    let mut pos = 0;
+    if matches!(b[0], b'+' | b'-') {
+        pos += 1;
+    }
+    while pos < end && b[pos] == b'0' {
+        pos += 1;
+    }
+    if pos >= end {
+        return Ok(());
+    }
+    while pos < end && b[pos].is_ascii_digit() {
+        pos += 1;
+    }
+    if pos >= end {
+        return Ok(());
+    }
+    if b[pos] == b'.' {
+        pos += 1;
+        while pos < end && b[pos].is_ascii_digit() {
+            pos += 1;
+        }
+        if pos >= end {
+            return Ok(());
+        }
+    }
+    let suffix_start = pos;
+    while pos < end && b"eEinumkKMGTP".contains(&b[pos]) {
+        pos += 1;
+    }
+    if pos < end && matches!(b[pos], b'-' | b'+') {
+        pos += 1;
+    }
+    while pos < end && b[pos].is_ascii_digit() {
+        pos += 1;
+    }
+    if pos < end {
+        return Err(FORMAT);
+    }
+    let suffix = &s[suffix_start..];
+    let known = matches!(
+        suffix,
+        "" | "n"
+            | "u"
+            | "m"
+            | "k"
+            | "M"
+            | "G"
+            | "T"
+            | "P"
+            | "E"
+            | "Ki"
+            | "Mi"
+            | "Gi"
+            | "Ti"
+            | "Pi"
+            | "Ei"
+    );
+    let exponent = suffix.len() > 1
+        && matches!(suffix.as_bytes()[0], b'e' | b'E')
+        && suffix[1..].parse::<i64>().is_ok();
+    if known || exponent {
+        Ok(())
+    } else {
+        Err(SUFFIX)
+    }
+}
+
+fn restore_nil(schema: &Schema, value: &mut Value, raw: Option<&Value>, kind: &Kind) {
+    match (kind, value) {
+        (Kind::Struct(name), Value::Object(map)) => {
+            let Some(fields) = schema.get(name) else {
+                return;
+            };
+            for field in fields {
+                let Some(v) = map.get_mut(field.name) else {
+                    continue;
+                };
+                let r = raw.and_then(|r| r.get(field.name)).filter(|r| !r.is_null());
+                let empty_container = match (&field.kind, &*v) {
+                    (Kind::Slice(_), Value::Array(a)) => a.is_empty(),
+                    (Kind::Map(_), Value::Object(m)) => m.is_empty(),
+                    _ => false,
+                };
+                if empty_container && !field.omitempty && r.is_none() {
+                    *v = Value::Null;
+                } else {
+                    restore_nil(schema, v, r, &field.kind);
+                }
+            }
+        }
+        (Kind::Ptr(inner), v) => restore_nil(schema, v, raw, inner),
+        (Kind::Slice(inner), Value::Array(items)) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                restore_nil(schema, item, raw.and_then(|r| r.get(i)), inner);
+            }
+        }
+        (Kind::Map(inner), Value::Object(entries)) => {
+            for (k, item) in entries.iter_mut() {
+                restore_nil(schema, item, raw.and_then(|r| r.get(k.as_str())), inner);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A string as Go's `encoding/json` quotes it (HTML-safe escapes, see [`to_vec`]).
@@ -217,7 +539,7 @@ fn write_typed(schema: &Schema, value: &Value, kind: &Kind, out: &mut Vec<u8>) {
             }
             out.push(b'}');
         }
-        (Kind::Int, Value::Number(n)) if n.is_i64() || n.is_u64() => {
+        (Kind::Int(_), Value::Number(n)) if n.is_i64() || n.is_u64() => {
             out.extend_from_slice(n.to_string().as_bytes());
         }
         _ => write_value(value, out),
@@ -230,7 +552,8 @@ fn write_typed(schema: &Schema, value: &Value, kind: &Kind, out: &mut Vec<u8>) {
 #[derive(Debug, Clone, PartialEq)]
 enum Kind {
     Str,
-    Int,
+    /// An integer of this many bits (32 for `int32`, 64 for the others).
+    Int(u8),
     Bool,
     Bytes,
     Struct(&'static str),
@@ -263,10 +586,17 @@ struct Field {
 type Schema = HashMap<&'static str, Vec<Field>>;
 
 const GO_TYPES: &str = include_str!("go_types_v1_32.txt");
+/// OpenKruise's workload types (qualified names such as `apps/v1beta1.StatefulSetSpec`), from
+/// the same generator (hack/golden `kruiseTypes`).
+const GO_KRUISE_TYPES: &str = include_str!("go_types_kruise_v1_9.txt");
 
 fn schema() -> &'static Schema {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
-    SCHEMA.get_or_init(|| parse_schema(GO_TYPES))
+    SCHEMA.get_or_init(|| {
+        let mut s = parse_schema(GO_TYPES);
+        s.extend(parse_schema(GO_KRUISE_TYPES));
+        s
+    })
 }
 
 fn parse_schema(text: &'static str) -> Schema {
@@ -306,9 +636,8 @@ fn parse_kind(s: &'static str) -> Option<Kind> {
         "string" => Kind::Str,
         "bool" => Kind::Bool,
         "bytes" => Kind::Bytes,
-        "int" | "int32" | "int64" | "uint" | "uint32" | "uint64" | "float32" | "float64" => {
-            Kind::Int
-        }
+        "int32" => Kind::Int(32),
+        "int" | "int64" | "uint" | "uint32" | "uint64" | "float32" | "float64" => Kind::Int(64),
         _ if s.starts_with("ptr(") => Kind::Ptr(wrapped("ptr(")?),
         _ if s.starts_with("slice(") => Kind::Slice(wrapped("slice(")?),
         _ if s.starts_with("map(") => Kind::Map(wrapped("map(")?),
@@ -339,7 +668,7 @@ fn zero_encoding(schema: &Schema, field: &Field) -> Option<Value> {
         _ if field.omitempty => None,
         Kind::Ptr(_) | Kind::Slice(_) | Kind::Map(_) | Kind::Bytes => Some(Value::Null),
         Kind::Str => Some(Value::String(String::new())),
-        Kind::Int => Some(Value::from(0)),
+        Kind::Int(_) => Some(Value::from(0)),
         Kind::Bool => Some(Value::Bool(false)),
     }
 }
@@ -360,7 +689,7 @@ fn zero_struct(schema: &Schema, name: &str) -> Value {
 fn is_go_empty(value: &Value, kind: &Kind) -> bool {
     match (kind, value) {
         (Kind::Str | Kind::Bytes, Value::String(s)) => s.is_empty(),
-        (Kind::Int, Value::Number(n)) => n.as_f64() == Some(0.0),
+        (Kind::Int(_), Value::Number(n)) => n.as_f64() == Some(0.0),
         (Kind::Bool, Value::Bool(b)) => !*b,
         (Kind::Slice(_), Value::Array(a)) => a.is_empty(),
         (Kind::Map(_), Value::Object(m)) => m.is_empty(),
@@ -421,7 +750,7 @@ fn normalize_value(schema: &Schema, value: &mut Value, kind: &Kind) {
                 }
             }
         }
-        Kind::Custom(_) | Kind::Str | Kind::Int | Kind::Bool | Kind::Bytes => {}
+        Kind::Custom(_) | Kind::Str | Kind::Int(_) | Kind::Bool | Kind::Bytes => {}
     }
 }
 
@@ -433,7 +762,10 @@ mod tests {
     #[test]
     fn schema_parses_every_line() {
         let schema = schema();
-        assert_eq!(schema.len(), GO_TYPES.lines().count());
+        assert_eq!(
+            schema.len(),
+            GO_TYPES.lines().count() + GO_KRUISE_TYPES.lines().count()
+        );
         for fields in schema.values() {
             assert!(!fields.is_empty());
         }
@@ -454,6 +786,54 @@ mod tests {
                 check(schema, &f.kind);
             }
         }
+    }
+
+    #[test]
+    fn quantity_syntax_as_apimachinery() {
+        for ok in [
+            "1", "0", "-", "+", ".", "1.5", "100m", "1Gi", "1e3", "1E", "2E-3", "+1.5Ki", "0.0001",
+            "Gi", "e3", "m",
+        ] {
+            assert_eq!(parse_quantity_syntax(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "abc", "1.2.3", "1 Gi", "1x"] {
+            assert!(
+                parse_quantity_syntax(bad)
+                    .unwrap_err()
+                    .starts_with("quantities"),
+                "{bad}"
+            );
+        }
+        for bad in ["1e", "1iG", "1Ki3"] {
+            assert_eq!(
+                parse_quantity_syntax(bad),
+                Err("unable to parse quantity's suffix"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn decodable_as_go_would_decode() {
+        let ok = json!({"spec": {"selector": null, "replicas": 3, "updateStrategy": {"rollingUpdate": {"maxUnavailable": "50%"}},
+            "template": {"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": 1}}}]}}}});
+        assert_eq!(check_decodable(&ok, GoType::StatefulSetV1beta1), Ok(()));
+        let array_as_struct = json!({"spec": {"updateStrategy": {"rollingUpdate": []}}});
+        assert_eq!(
+            check_decodable(&array_as_struct, GoType::StatefulSetV1beta1)
+                .unwrap_err()
+                .path,
+            "spec.updateStrategy.rollingUpdate"
+        );
+        let bad_quantity = json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": "x"}}}]}}}});
+        assert_eq!(
+            check_decodable(&bad_quantity, GoType::CloneSet)
+                .unwrap_err()
+                .path,
+            "spec.template.spec.containers[0].resources.limits.cpu"
+        );
+        let fraction = json!({"spec": {"replicas": 1.5}});
+        assert!(check_decodable(&fraction, GoType::CloneSet).is_err());
     }
 
     #[test]

@@ -3,7 +3,6 @@
 
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::defaults::cloneset::set_defaults_cloneset;
-use kruise_api::defaults::podspec::set_go_zero_structs;
 
 use kruise_runtime::features::{Feature, FeatureGates};
 
@@ -27,11 +26,6 @@ pub fn defaulted_cloneset(
 ) -> CloneSet {
     let mut out = new.clone();
     set_defaults_cloneset(&mut out, inject_template_defaults(gates, new, old));
-    // Fields Go's JSON encoding writes although empty (see `set_go_zero_structs`).
-    if let Some(spec) = out.spec.template.spec.as_mut() {
-        set_go_zero_structs(spec);
-    }
-    out.spec.scale_strategy.get_or_insert_with(Default::default);
     out
 }
 

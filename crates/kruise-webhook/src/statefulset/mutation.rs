@@ -3,9 +3,7 @@
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
 use kruise_api::apps::{v1alpha1 as a1, v1beta1 as b1};
-use kruise_api::defaults::podspec::{
-    set_defaults_pod_spec, set_defaults_pvc_template, set_go_zero_structs,
-};
+use kruise_api::defaults::podspec::{set_defaults_pod_spec, set_defaults_pvc_template};
 use kruise_api::defaults::statefulset::{
     StatefulSetDefaultGates, set_defaults_statefulset, set_defaults_statefulset_v1beta1_with_gates,
 };
@@ -56,10 +54,6 @@ pub fn defaulted_v1beta1(
             out.spec.volume_claim_templates.as_mut(),
         );
     }
-    // Fields Go's JSON encoding writes although empty (see `set_go_zero_structs`).
-    if let Some(spec) = out.spec.template.spec.as_mut() {
-        set_go_zero_structs(spec);
-    }
     out.status = None;
     out
 }
@@ -78,10 +72,6 @@ pub fn defaulted_v1alpha1(
             &mut out.spec.template,
             out.spec.volume_claim_templates.as_mut(),
         );
-    }
-    // Fields Go's JSON encoding writes although empty (see `set_go_zero_structs`).
-    if let Some(spec) = out.spec.template.spec.as_mut() {
-        set_go_zero_structs(spec);
     }
     out.status = None;
     out
