@@ -12,12 +12,16 @@
 //! - [`updatesort`]: update and deletion ordering (priority, scatter, ranks).
 //! - [`expectations`]: scale / resource-version / update expectations (in-memory bookkeeping).
 //! - [`podutil`]: pod readiness and availability.
+//! - [`ordinals`]: stateful pod ordinals, reserved ordinals, ordinal ranges.
+//! - [`selector`]: label selectors printed as `status.labelSelector` wants them.
 //! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
 
 pub mod expectations;
 pub mod inplace;
 pub mod intstr;
 pub mod lifecycle;
+pub mod ordinals;
 pub mod podutil;
 pub mod revision;
+pub mod selector;
 pub mod updatesort;

@@ -31,8 +31,10 @@ pub const FAILED_CREATE: &str = "FailedCreate";
 pub const SUCCESSFUL_DELETE: &str = "SuccessfulDelete";
 /// Warning: deleting a pod or PVC failed.
 pub const FAILED_DELETE: &str = "FailedDelete";
-/// Warning: updating a PVC failed.
+/// Warning: updating a pod or PVC failed.
 pub const FAILED_UPDATE: &str = "FailedUpdate";
+/// Normal: a pod's identity or storage was repaired (Advanced StatefulSet).
+pub const SUCCESSFUL_UPDATE: &str = "SuccessfulUpdate";
 /// Normal: a pod was updated in place to the update revision.
 pub const SUCCESSFUL_UPDATE_POD_IN_PLACE: &str = "SuccessfulUpdatePodInPlace";
 /// Warning: an in-place pod update failed.

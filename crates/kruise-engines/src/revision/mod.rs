@@ -352,6 +352,33 @@ pub fn find_equal_revisions<R: Borrow<ControllerRevision>>(
         .collect()
 }
 
+/// Whether two revisions hold the same pod template although their bytes differ: both data are
+/// `{"spec": {"template": …, "$patch": "replace"}}` patches whose templates, written as Go
+/// (`k8s.io/api` v0.32) writes a `PodTemplateSpec` ([`go_json::normalize`]), are equal. A
+/// revision written by another Go version (e.g. a native StatefulSet's on Kubernetes 1.33+,
+/// which no longer writes `metadata.creationTimestamp: null`) then still matches the template
+/// it records, so its pods are not taken for out of date. Not part of upstream `EqualRevision`;
+/// callers use it only when no revision is byte-equal.
+pub fn equivalent_template_revision(lhs: &ControllerRevision, rhs: &ControllerRevision) -> bool {
+    fn template(data: &Value) -> Option<Value> {
+        let spec = data.get("spec")?.as_object()?;
+        if spec.len() != 1 || data.as_object()?.len() != 1 {
+            return None;
+        }
+        let mut tpl = spec.get("template")?.clone();
+        let obj = tpl.as_object_mut()?;
+        if obj.remove("$patch").as_ref().and_then(Value::as_str) != Some("replace") {
+            return None;
+        }
+        go_json::normalize(&mut tpl, go_json::GoType::PodTemplateSpec);
+        Some(tpl)
+    }
+    match (template(&lhs.data.0), template(&rhs.data.0)) {
+        (Some(l), Some(r)) => l == r,
+        _ => false,
+    }
+}
+
 /// Stable sort by `revision`, ties broken by creation time (older first, missing first) and then
 /// by name (upstream `SortControllerRevisions`).
 pub fn sort_revisions<R: Borrow<ControllerRevision>>(revisions: &mut [R]) {

@@ -429,3 +429,37 @@ mod props {
         }
     }
 }
+
+#[test]
+fn a_template_encoded_by_another_go_version_is_equivalent() {
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
+    let rev = |data: serde_json::Value| ControllerRevision {
+        data: RawExtension(data),
+        ..Default::default()
+    };
+    // Kubernetes 1.37's native StatefulSet (no creationTimestamp) vs OpenKruise v1.9.0 (null).
+    let native = rev(
+        serde_json::json!({"spec": {"template": {"$patch": "replace",
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"image": "nginx:1.25", "name": "main", "resources": {}}]}}}}),
+    );
+    let kruise = rev(
+        serde_json::json!({"spec": {"template": {"$patch": "replace",
+        "metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+        "spec": {"containers": [{"image": "nginx:1.25", "name": "main", "resources": {}}]}}}}),
+    );
+    assert!(!super::equal_revision(&native, &kruise));
+    assert!(super::equivalent_template_revision(&native, &kruise));
+    let other = rev(
+        serde_json::json!({"spec": {"template": {"$patch": "replace",
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"image": "nginx:1.26", "name": "main"}]}}}}),
+    );
+    assert!(!super::equivalent_template_revision(&native, &other));
+    // anything but a template patch never matches
+    assert!(!super::equivalent_template_revision(
+        &rev(serde_json::json!({"x": 1})),
+        &rev(serde_json::json!({"x": 1}))
+    ));
+}

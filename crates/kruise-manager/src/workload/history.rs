@@ -17,7 +17,9 @@ use super::{ControlError, is_status};
 /// data and collision count, revision number = [`revision::next_revision`]).
 ///
 /// - An equal revision at the head is returned as is; an equal older one is moved to the head
-///   (its `revision` patched to the next number).
+///   (its `revision` patched to the next number). Without a byte-equal one, a revision that
+///   records the same template in another encoding counts as equal
+///   ([`revision::equivalent_template_revision`]).
 /// - Otherwise the candidate is created; a name clash with different content increments the
 ///   collision count and tries again (a clash with equal content reuses the existing one).
 ///
@@ -33,7 +35,17 @@ pub async fn ensure_revision(
 ) -> Result<(ControllerRevision, i32), ControlError> {
     let next = revision::next_revision(revisions);
     let mut candidate = build(collision)?;
-    let equal = revision::find_equal_revisions(revisions, &candidate);
+    let mut equal = revision::find_equal_revisions(revisions, &candidate);
+    if equal.is_empty() {
+        // A revision another writer encoded differently (e.g. adopted from a native
+        // StatefulSet on a newer Kubernetes) that records the same template.
+        equal = revisions
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| revision::equivalent_template_revision(r, &candidate))
+            .map(|(i, _)| i)
+            .collect();
+    }
     if let Some(&idx) = equal.last() {
         let found = &revisions[idx];
         if idx + 1 == revisions.len() {

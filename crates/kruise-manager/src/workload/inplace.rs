@@ -97,3 +97,145 @@ pub async fn refresh(
         Err(e) => Err(e.into()),
     }
 }
+
+/// What a workload tells the shared pod-update flow ([`refresh_pod_state`],
+/// [`update_pod_in_place`]) about itself: where to write, whom to report Events on, its
+/// lifecycle hooks and how its pods carry revisions.
+pub struct PodUpdater<'a, A: RevisionAdapter> {
+    /// API client.
+    pub client: &'a kube::Client,
+    /// Event recorder.
+    pub recorder: &'a kruise_runtime::events::EventRecorder,
+    /// The workload, for Events.
+    pub owner: &'a k8s_openapi::api::core::v1::ObjectReference,
+    /// resourceVersions of the pods written are expected here.
+    pub rvs: &'a kruise_engines::expectations::ResourceVersionExpectations,
+    /// The workload's `spec.lifecycle`.
+    pub lifecycle: Option<&'a kruise_api::apps::common::Lifecycle>,
+    /// How revisions are written on and read from pods.
+    pub adapter: &'a A,
+}
+
+/// What [`update_pod_in_place`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InPlaceOutcome {
+    /// The pod's containers/metadata were updated (`Updating`).
+    Updated,
+    /// The inPlaceUpdate hook holds the pod: it was moved to `PreparingUpdate` (or had the
+    /// hook's labels and finalizers put back) and is updated once the hook lets go.
+    MovedToPreparingUpdate,
+    /// The pod is in `PreparingUpdate` and still hooked: nothing written.
+    Waiting,
+}
+
+impl<A: RevisionAdapter> PodUpdater<'_, A> {
+    fn pods(&self, pod: &Pod) -> Api<Pod> {
+        Api::namespaced(self.client.clone(), &pod.namespace().unwrap_or_default())
+    }
+
+    /// OpenKruise's `refreshPodState` (CloneSet and Advanced StatefulSet alike): the in-place
+    /// engine's refresh (grace period, next container batch, `InPlaceUpdateReady` back to
+    /// True), then the lifecycle transition the pod is due (`PreparingNormal → Normal`,
+    /// `Updating → Updated/Normal` once the update completed, `Updated → Normal`, a
+    /// `PreparingUpdate` pod already on `update_revision`). Returns whether the pod was written
+    /// and when to look at it again.
+    ///
+    /// # Errors
+    /// API errors other than conflicts; a malformed in-place update state.
+    pub async fn refresh_pod_state(
+        &self,
+        pod: &Pod,
+        update_revision: &str,
+        now: jiff::Timestamp,
+    ) -> Result<(bool, Option<Duration>), ControlError> {
+        let (written, delay) = refresh(&self.pods(pod), pod, self.adapter, now).await?;
+        if let Some(w) = &written {
+            self.rvs.expect_object(&w.metadata);
+            return Ok((true, delay));
+        }
+        let completed = inplace::check_update_completed(pod).is_ok();
+        if let Some(next) =
+            lifecycle::refresh_target_state(self.lifecycle, pod, update_revision, completed)
+        {
+            let mark = lifecycle::refresh_mark_not_ready(self.lifecycle);
+            super::lifecycle::set_state(self.client, self.rvs, pod, next, mark).await?;
+            return Ok((true, delay));
+        }
+        Ok((false, delay))
+    }
+
+    /// Updates `pod` in place to `target` with `spec` (from
+    /// [`inplace::calculate_update_spec`]), honouring the inPlaceUpdate lifecycle hook as
+    /// OpenKruise's CloneSet and Advanced StatefulSet do: a hooked pod goes to
+    /// `PreparingUpdate` first, an `Updated` one gets the hook's labels and finalizers back,
+    /// a `PreparingUpdate` one waits while still hooked. Reports `SuccessfulUpdatePodInPlace`
+    /// / `FailedUpdatePodInPlace` Events.
+    ///
+    /// # Errors
+    /// API errors; [`ControlError::Invalid`] for a pod in a state that must not be updated
+    /// (`not allowed to in-place update pod <name> in state <state>`).
+    pub async fn update_pod_in_place(
+        &self,
+        pod: &Pod,
+        spec: &UpdateSpec,
+        target: &str,
+    ) -> Result<InPlaceOutcome, ControlError> {
+        use kruise_runtime::events;
+        let name = pod.name_any();
+        let hook = self.lifecycle.and_then(|l| l.in_place_update.as_ref());
+        match lifecycle::in_place_update_gate(self.lifecycle, pod) {
+            lifecycle::InPlaceUpdateGate::ToPreparingUpdate { mark_not_ready } => {
+                super::lifecycle::set_state(
+                    self.client,
+                    self.rvs,
+                    pod,
+                    LifecycleState::PreparingUpdate,
+                    mark_not_ready,
+                )
+                .await?;
+                return Ok(InPlaceOutcome::MovedToPreparingUpdate);
+            }
+            lifecycle::InPlaceUpdateGate::ToPreparingUpdateWithHandler => {
+                super::lifecycle::set_state_with_handler(
+                    self.client,
+                    self.rvs,
+                    pod,
+                    LifecycleState::PreparingUpdate,
+                    hook,
+                )
+                .await?;
+                return Ok(InPlaceOutcome::MovedToPreparingUpdate);
+            }
+            lifecycle::InPlaceUpdateGate::Wait => return Ok(InPlaceOutcome::Waiting),
+            lifecycle::InPlaceUpdateGate::Update => {}
+            lifecycle::InPlaceUpdateGate::NotAllowed(st) => {
+                return Err(ControlError::Invalid(format!(
+                    "not allowed to in-place update pod {name} in state {st}"
+                )));
+            }
+        }
+        match update(&self.pods(pod), pod, spec, self.adapter).await {
+            Ok(written) => {
+                self.rvs.expect_object(&written.metadata);
+                self.recorder
+                    .normal(
+                        self.owner,
+                        events::SUCCESSFUL_UPDATE_POD_IN_PLACE,
+                        &format!("successfully update pod {name} in-place(revision {target})"),
+                    )
+                    .await;
+                Ok(InPlaceOutcome::Updated)
+            }
+            Err(e) => {
+                self.recorder
+                    .warning(
+                        self.owner,
+                        events::FAILED_UPDATE_POD_IN_PLACE,
+                        &format!("failed to update pod {name} in-place(revision {target}): {e}"),
+                    )
+                    .await;
+                Err(e)
+            }
+        }
+    }
+}

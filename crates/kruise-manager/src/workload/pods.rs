@@ -36,6 +36,32 @@ pub enum Deletion {
     Held,
 }
 
+/// How a workload words the Events of its pod writes (OpenKruise's controllers differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventStyle<'a> {
+    /// CloneSet: `succeed to create pod <pod>`, `failed to create pod <pod>: <err>`, ….
+    CloneSet,
+    /// Advanced StatefulSet `recordPodEvent`: `create Pod <pod> in StatefulSet <set>
+    /// successful`, `create Pod <pod> in StatefulSet <set> failed error: <err>`, ….
+    StatefulSet(&'a str),
+}
+
+impl EventStyle<'_> {
+    /// The Event note of `verb` (`create`/`delete`) on `pod`, successful when `error` is None.
+    pub fn pod_note(&self, verb: &str, pod: &str, error: Option<&dyn std::fmt::Display>) -> String {
+        match (self, error) {
+            (EventStyle::CloneSet, None) => format!("succeed to {verb} pod {pod}"),
+            (EventStyle::CloneSet, Some(e)) => format!("failed to {verb} pod {pod}: {e}"),
+            (EventStyle::StatefulSet(set), None) => {
+                format!("{verb} Pod {pod} in StatefulSet {set} successful")
+            }
+            (EventStyle::StatefulSet(set), Some(e)) => {
+                format!("{verb} Pod {pod} in StatefulSet {set} failed error: {e}")
+            }
+        }
+    }
+}
+
 /// Pod writes of one workload: every create and delete is recorded in the scale expectations
 /// under `key` before it is sent (and withdrawn when it fails), and reported as an Event on
 /// `owner` with OpenKruise's reasons and messages.
@@ -53,6 +79,8 @@ pub struct PodControl<'a> {
     pub key: &'a str,
     /// Scale expectations of the controller.
     pub scale: &'a ScaleExpectations,
+    /// How the Events are worded.
+    pub style: EventStyle<'a>,
 }
 
 impl PodControl<'_> {
@@ -146,24 +174,44 @@ impl PodControl<'_> {
                 }
             }
         }
-        let name = new.pod.name_any();
-        match self.pods().create(&PostParams::default(), &new.pod).await {
-            Ok(_) => {
+        // The pod's expectation was recorded by the caller (for the whole batch).
+        self.create_pod_expected(&new.pod).await.map(|_| ())
+    }
+
+    /// Creates one pod (recording the expectation first and withdrawing it on failure) and
+    /// reports the Event. A pod that already exists (409) is an error without Event, as
+    /// OpenKruise's stateful pod control has it. Returns the created pod.
+    ///
+    /// # Errors
+    /// The API error.
+    pub async fn create_pod(&self, pod: &Pod) -> Result<Pod, ControlError> {
+        self.scale
+            .expect(self.key, ScaleAction::Create, &pod.name_any());
+        self.create_pod_expected(pod).await
+    }
+
+    async fn create_pod_expected(&self, pod: &Pod) -> Result<Pod, ControlError> {
+        let name = pod.name_any();
+        match self.pods().create(&PostParams::default(), pod).await {
+            Ok(created) => {
                 self.recorder
                     .normal(
                         self.owner,
                         events::SUCCESSFUL_CREATE,
-                        &format!("succeed to create pod {name}"),
+                        &self.style.pod_note("create", &name, None),
                     )
                     .await;
-                Ok(())
+                Ok(created)
             }
             Err(e) => {
-                self.warn(
-                    events::FAILED_CREATE,
-                    format!("failed to create pod {name}: {e}"),
-                )
-                .await;
+                self.scale.observe(self.key, ScaleAction::Create, &name);
+                if !is_status(&e, 409) || self.style == EventStyle::CloneSet {
+                    self.warn(
+                        events::FAILED_CREATE,
+                        self.style.pod_note("create", &name, Some(&e)),
+                    )
+                    .await;
+                }
                 Err(e.into())
             }
         }
@@ -220,9 +268,16 @@ impl PodControl<'_> {
                 self.scale.observe(self.key, ScaleAction::Delete, &name);
                 self.warn(
                     events::FAILED_DELETE,
-                    format!("failed to delete pod {name}: {e}"),
+                    self.style.pod_note("delete", &name, Some(&e)),
                 )
                 .await;
+                if self.style != EventStyle::CloneSet {
+                    self.warn(
+                        events::FAILED_DELETE,
+                        format!("failed to delete pod {name}: {e}"),
+                    )
+                    .await;
+                }
                 return Err(e.into());
             }
         }
@@ -230,7 +285,7 @@ impl PodControl<'_> {
             .normal(
                 self.owner,
                 events::SUCCESSFUL_DELETE,
-                &format!("succeed to delete pod {name}"),
+                &self.style.pod_note("delete", &name, None),
             )
             .await;
         let pvcs = self.pvcs();

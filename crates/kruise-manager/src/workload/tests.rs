@@ -15,7 +15,7 @@ use kruise_runtime::testing::{Reply, ScriptedApi};
 use kube::api::Api;
 use serde_json::json;
 
-use super::pods::{Deletion, NewPod, PodControl};
+use super::pods::{Deletion, EventStyle, NewPod, PodControl};
 use super::{ControlError, history, lifecycle};
 
 const NS: &str = "ns";
@@ -88,6 +88,7 @@ async fn a_failed_batch_stops_creation_and_withdraws_the_expectations_it_will_no
         namespace: NS,
         key: KEY,
         scale: &scale,
+        style: EventStyle::CloneSet,
     };
     let new = (0..5)
         .map(|i| NewPod {
@@ -138,6 +139,7 @@ async fn a_create_that_fails_entirely_is_an_error_with_nothing_left_expected() {
         namespace: NS,
         key: KEY,
         scale: &scale,
+        style: EventStyle::CloneSet,
     };
     let err = control
         .create_slow_start(
@@ -195,6 +197,7 @@ async fn deleting_a_pod_already_gone_counts_as_deleted_and_deletes_its_claims() 
         namespace: NS,
         key: KEY,
         scale: &scale,
+        style: EventStyle::CloneSet,
     };
     let c = claim("data-p0");
     let done = control
@@ -221,6 +224,7 @@ async fn a_pod_held_by_the_pre_delete_hook_moves_to_preparing_delete_once() {
         namespace: NS,
         key: KEY,
         scale: &scale,
+        style: EventStyle::CloneSet,
     };
     let hook: kruise_api::apps::common::LifecycleHook =
         serde_json::from_value(json!({"labelsHandler": {"app": "web"}})).unwrap();

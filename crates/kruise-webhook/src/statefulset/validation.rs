@@ -38,22 +38,7 @@ pub fn validate_pod_management_policy(spec: &StatefulSetSpec) -> ErrorList {
     }
 }
 
-/// OpenKruise's `ParseRange` for `"start-end"` with `start <= end`.
-fn parse_range(s: &str) -> Result<(i64, i64), String> {
-    let parts: Vec<&str> = s.split('-').collect();
-    if parts.len() != 2 {
-        return Err(format!("invalid range {s}"));
-    }
-    let atoi = |p: &str| {
-        p.parse::<i64>()
-            .map_err(|_| format!("strconv.Atoi: parsing {p:?}: invalid syntax"))
-    };
-    let (start, end) = (atoi(parts[0])?, atoi(parts[1])?);
-    if start > end {
-        return Err(format!("invalid range {s}"));
-    }
-    Ok((start, end))
-}
+use kruise_engines::ordinals::parse_range;
 
 /// `reserveOrdinals`: integers must be `>= 0`; strings must be ranges `"a-b"` with `a <= b`. The
 /// errors are reported on `spec` with the whole list as value, as v1.9.0 does.

@@ -22,14 +22,14 @@ use super::plan::{self, Diffs, PodFacts, UpdateFacts};
 use super::{Error, State, pods, predownload, status};
 use kruise_engines::lifecycle::LifecycleState;
 use kruise_engines::revision;
-use kruise_engines::{inplace, lifecycle, podutil, updatesort};
+use kruise_engines::{inplace, podutil, updatesort};
 use kruise_runtime::events;
 use kruise_runtime::features::Feature;
 use kruise_runtime::runner::Context;
 
 use crate::workload::{
     self,
-    pods::{Deletion, NewPod, PodControl},
+    pods::{Deletion, EventStyle, NewPod, PodControl},
 };
 
 /// How many pods one sync refreshes or updates concurrently. OpenKruise does these one after
@@ -726,6 +726,7 @@ fn pod_control<'a>(
         namespace: cs.metadata.namespace.as_deref().unwrap_or_default(),
         key,
         scale: &state.scale,
+        style: EventStyle::CloneSet,
     }
 }
 
@@ -910,8 +911,9 @@ async fn update(
     Ok(action)
 }
 
-/// Refreshes one pod: in-place update completion and lifecycle transitions. Returns whether the
-/// pod was written and when to look again (grace periods).
+/// Refreshes one pod through the shared [`workload::inplace::PodUpdater`]: in-place update
+/// completion and lifecycle transitions. Returns whether the pod was written and when to look
+/// again (grace periods).
 async fn refresh_pod(
     cs: &CloneSet,
     ctx: &Context,
@@ -920,25 +922,29 @@ async fn refresh_pod(
     update_name: &str,
     now: jiff::Timestamp,
 ) -> Result<(bool, Option<Duration>), Error> {
-    let ns = pod.namespace().unwrap_or_default();
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
     let adapter = inplace::TemplateHashRevisionAdapter {
         short_hash: ctx.gates.enabled(Feature::CloneSetShortHash),
     };
-    let (written, delay) = workload::inplace::refresh(&api, pod, &adapter, now).await?;
-    if let Some(w) = &written {
-        state.resource_versions.expect_object(&w.metadata);
-        return Ok((true, delay));
-    }
+    let owner = events::object_ref(cs);
+    let updater = pod_updater(cs, ctx, state, &owner, &adapter);
+    Ok(updater.refresh_pod_state(pod, update_name, now).await?)
+}
 
-    let lc = cs.spec.lifecycle.as_ref();
-    let completed = inplace::check_update_completed(pod).is_ok();
-    if let Some(next) = lifecycle::refresh_target_state(lc, pod, update_name, completed) {
-        let mark = lifecycle::refresh_mark_not_ready(lc);
-        set_lifecycle(ctx, state, pod, next, mark).await?;
-        return Ok((true, delay));
+fn pod_updater<'a>(
+    cs: &'a CloneSet,
+    ctx: &'a Context,
+    state: &'a State,
+    owner: &'a k8s_openapi::api::core::v1::ObjectReference,
+    adapter: &'a inplace::TemplateHashRevisionAdapter,
+) -> workload::inplace::PodUpdater<'a, inplace::TemplateHashRevisionAdapter> {
+    workload::inplace::PodUpdater {
+        client: &ctx.client,
+        recorder: &ctx.recorder,
+        owner,
+        rvs: &state.resource_versions,
+        lifecycle: cs.spec.lifecycle.as_ref(),
+        adapter,
     }
-    Ok((false, delay))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -965,69 +971,13 @@ async fn update_pod(
             .find(|r| revision::equal_to_revision_hash(labels_of(pod), &r.name_any()));
         let spec = old_rev.and_then(|old| inplace_spec(cs, ctx, old, target));
         if let Some(spec) = spec {
-            let lc = cs.spec.lifecycle.as_ref();
-            let hook = lc.and_then(|l| l.in_place_update.as_ref());
-            match lifecycle::in_place_update_gate(lc, pod) {
-                lifecycle::InPlaceUpdateGate::ToPreparingUpdate { mark_not_ready } => {
-                    set_lifecycle(
-                        ctx,
-                        state,
-                        pod,
-                        LifecycleState::PreparingUpdate,
-                        mark_not_ready,
-                    )
-                    .await?;
-                    return Ok(());
-                }
-                lifecycle::InPlaceUpdateGate::ToPreparingUpdateWithHandler => {
-                    workload::lifecycle::set_state_with_handler(
-                        &ctx.client,
-                        &state.resource_versions,
-                        pod,
-                        LifecycleState::PreparingUpdate,
-                        hook,
-                    )
-                    .await?;
-                    return Ok(());
-                }
-                lifecycle::InPlaceUpdateGate::Wait => return Ok(()),
-                lifecycle::InPlaceUpdateGate::Update => {}
-                lifecycle::InPlaceUpdateGate::NotAllowed(st) => {
-                    return Err(Error::Other(format!(
-                        "not allowed to in-place update pod {name} in state {st}"
-                    )));
-                }
-            }
             let adapter = inplace::TemplateHashRevisionAdapter {
                 short_hash: ctx.gates.enabled(Feature::CloneSetShortHash),
             };
-            match workload::inplace::update(&api, pod, &spec, &adapter).await {
-                Ok(written) => {
-                    state.resource_versions.expect_object(&written.metadata);
-                    ctx.recorder
-                        .normal(
-                            &regarding,
-                            events::SUCCESSFUL_UPDATE_POD_IN_PLACE,
-                            &format!(
-                                "successfully update pod {name} in-place(revision {target_name})"
-                            ),
-                        )
-                        .await;
-                    return Ok(());
-                }
-                Err(e) => {
-                    ctx.recorder
-                        .warning(
-                            &regarding,
-                            events::FAILED_UPDATE_POD_IN_PLACE,
-                            &format!(
-                                "failed to update pod {name} in-place(revision {target_name}): {e}"
-                            ),
-                        )
-                        .await;
-                    return Err(e.into());
-                }
-            }
+            pod_updater(cs, ctx, state, &regarding, &adapter)
+                .update_pod_in_place(pod, &spec, &target_name)
+                .await?;
+            return Ok(());
         }
         if type_ == update_strategy_type::IN_PLACE_ONLY {
             let msg = format!(
