@@ -212,6 +212,7 @@ cmd_up() {
     --leader-elect=false --profiling=false \
     --concurrent-deployment-syncs 10 --concurrent-replicaset-syncs 10 --concurrent-gc-syncs 30 \
     --kube-api-qps 200 --kube-api-burst 400 \
+    --enable-hostpath-provisioner=true \
     --v=1
   start kube-scheduler "$TESTBED_BIN/kube-scheduler" \
     --kubeconfig "$STATE_DIR/kube-scheduler.kubeconfig" \
@@ -247,6 +248,20 @@ cmd_up() {
     [ "$(date +%s)" -lt "$deadline" ] || fail_component kwok "did not make all $NODES nodes Ready within 90s ($ready Ready)"
     sleep 0.5
   done
+  # The default StorageClass `standard` (the name OpenKruise's e2e uses): kube-controller-manager's
+  # host-path provisioner creates and binds a PersistentVolume for every claim, so pods with
+  # volumeClaimTemplates get scheduled (kwok never mounts anything).
+  kctl apply -f - >/dev/null <<'SC'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+SC
   # The default ServiceAccount of the default namespace is created asynchronously by the
   # controller-manager; pods cannot be created before it exists.
   wait_until kube-controller-manager 60 kctl -n default get serviceaccount default
