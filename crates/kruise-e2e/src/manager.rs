@@ -223,3 +223,41 @@ impl Drop for ManagerSpec {
         }
     }
 }
+
+/// A test's kruise-manager: started from a [`ManagerSpec`] and ready, can be killed (as a
+/// crash) and restarted. SIGKILLed on drop.
+pub struct TestManager {
+    /// The running process.
+    pub process: ManagerProcess,
+    spec: ManagerSpec,
+}
+
+impl TestManager {
+    /// Starts a manager and waits for `/readyz` (caches synced, webhooks configured).
+    ///
+    /// # Panics
+    /// When it does not become ready within `timeout`.
+    pub async fn start(mut spec: ManagerSpec, timeout: Duration) -> Self {
+        let process = spec.start();
+        process.wait_ready(timeout).await.expect("manager ready");
+        Self { process, spec }
+    }
+
+    /// SIGKILL, as a crash would.
+    pub fn kill(&mut self) {
+        self.process.kill();
+    }
+
+    /// A new process (the old one killed first), ready.
+    ///
+    /// # Panics
+    /// When it does not become ready within `timeout`.
+    pub async fn restart(&mut self, timeout: Duration) {
+        self.process.kill();
+        self.process = self.spec.start();
+        self.process
+            .wait_ready(timeout)
+            .await
+            .expect("manager ready");
+    }
+}

@@ -93,6 +93,10 @@ struct Args {
     #[arg(long, default_value_t = 3)]
     cloneset_workers: u16,
 
+    /// Max concurrent Advanced StatefulSet reconciles.
+    #[arg(long, default_value_t = 3)]
+    statefulset_workers: u16,
+
     /// Serve the admission webhooks (CloneSet, Advanced StatefulSet) and maintain their
     /// certificates and configurations. Off by default while the webhook set is incomplete.
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
@@ -478,6 +482,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         controllers: args.controllers.clone(),
         cloneset_scaling_exclude_preparing_delete: args.cloneset_scaling_exclude_preparing_delete,
         cloneset_workers: args.cloneset_workers,
+        statefulset_workers: args.statefulset_workers,
     };
     let servers_stop = CancellationToken::new();
     let mut servers = spawn_servers(

@@ -3,6 +3,7 @@
 
 pub mod cloneset;
 pub mod podreadiness;
+pub mod statefulset;
 
 use std::sync::Arc;
 
@@ -24,6 +25,8 @@ pub struct ControllerFlags {
     pub cloneset_scaling_exclude_preparing_delete: bool,
     /// `--cloneset-workers` (OpenKruise's flag; 0 is taken as 1).
     pub cloneset_workers: u16,
+    /// `--statefulset-workers` (OpenKruise's flag; 0 is taken as 1).
+    pub statefulset_workers: u16,
 }
 
 /// One controller of the manager: its `--controllers` name, its set-up function (which starts
@@ -68,6 +71,28 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("", &["pods/status"], &["get", "patch", "update"]),
                 rule("apps", &["controllerrevisions"], READ_WRITE),
                 rule("", &["nodes"], READ),
+            ]
+        },
+    },
+    ControllerEntry {
+        name: statefulset::CONTROLLER_NAME,
+        setup: |ctx, flags| Box::pin(statefulset::setup(ctx, flags.statefulset_workers)),
+        rules: || {
+            vec![
+                rule(
+                    "apps.kruise.io",
+                    &["statefulsets"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["statefulsets/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("apps.kruise.io", &["statefulsets/finalizers"], &["update"]),
+                rule("", &["pods", "persistentvolumeclaims"], READ_WRITE),
+                rule("", &["pods/status"], &["get", "patch", "update"]),
+                rule("apps", &["controllerrevisions"], READ_WRITE),
             ]
         },
     },

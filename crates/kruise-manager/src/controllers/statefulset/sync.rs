@@ -1,0 +1,1400 @@
+//! The I/O half of one Advanced StatefulSet pass: reads the shared cache, asks [`super::plan`]
+//! and the shared engines what to do and performs it through the shared workload controls.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSetCondition};
+use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kruise_api::apps::v1beta1::{
+    StatefulSet, StatefulSetStatus, pod_management_policy_type, pod_update_strategy_type,
+    statefulset_condition_type,
+};
+use kruise_api::keys;
+use kruise_engines::lifecycle::{self, LifecycleState};
+use kruise_engines::{inplace, intstr, podutil, revision};
+use kruise_runtime::events;
+use kruise_runtime::features::Feature;
+use kruise_runtime::runner::Context;
+use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::core::{Selector, SelectorExt};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
+use serde_json::json;
+use tracing::{debug, info};
+
+use super::plan::{self, REVISION_LABEL};
+use super::{Error, State};
+use crate::workload::{
+    self,
+    inplace::{InPlaceOutcome, PodUpdater},
+    pods::{Deletion, EventStyle, PodControl},
+};
+
+const API_VERSION: &str = "apps.kruise.io/v1beta1";
+const KIND: &str = "StatefulSet";
+/// Retries of a pod write that conflicts (OpenKruise: `retry.DefaultBackoff`, 4 steps).
+const CONFLICT_RETRIES: u32 = 4;
+
+/// A slot's pod this pass: one the cache shows, or one about to be created.
+enum SlotPod {
+    Existing(Arc<Pod>),
+    New(Box<Pod>),
+}
+
+impl SlotPod {
+    fn pod(&self) -> &Pod {
+        match self {
+            SlotPod::Existing(p) => p,
+            SlotPod::New(p) => p,
+        }
+    }
+}
+
+/// The smallest positive wake-up asked for during a pass (OpenKruise's `durationStore`).
+#[derive(Default)]
+struct Requeue(Option<Duration>);
+
+impl Requeue {
+    fn push(&mut self, d: Option<Duration>) {
+        if let Some(d) = d.filter(|d| !d.is_zero()) {
+            self.0 = Some(self.0.map_or(d, |x| x.min(d)));
+        }
+    }
+}
+
+/// Everything one pass needs besides the set.
+struct Pass<'a> {
+    set: &'a StatefulSet,
+    ctx: &'a Context,
+    state: &'a State,
+    key: &'a str,
+    ns: String,
+    set_name: String,
+    owner: ObjectReference,
+    now: jiff::Timestamp,
+    auto_delete_pvc: bool,
+    pod_index_label: bool,
+    range: kruise_engines::ordinals::OrdinalRange,
+    min_ready: i32,
+    requeue: Requeue,
+    conditions: Vec<StatefulSetCondition>,
+}
+
+pub(super) async fn sync(
+    set: &StatefulSet,
+    ctx: &Context,
+    state: &State,
+    key: &str,
+) -> Result<Action, Error> {
+    if set.metadata.deletion_timestamp.is_some() {
+        // Pods, claims and revisions go through garbage collection.
+        return Ok(Action::await_change());
+    }
+    let Some(selector) = compile_selector(set) else {
+        // As OpenKruise: an invalid selector is not retried (the webhook refuses them).
+        info!(statefulset = key, "invalid selector; not reconciled");
+        return Ok(Action::await_change());
+    };
+    let mut pass = Pass {
+        set,
+        ctx,
+        state,
+        key,
+        ns: set.namespace().unwrap_or_default(),
+        set_name: set.name_any(),
+        owner: events::object_ref(set),
+        now: jiff::Timestamp::now(),
+        auto_delete_pvc: ctx.gates.enabled(Feature::StatefulSetAutoDeletePVC),
+        pod_index_label: ctx.gates.enabled(Feature::PodIndexLabel),
+        range: plan::ordinal_range(set, ctx.gates.enabled(Feature::StatefulSetStartOrdinal)),
+        min_ready: plan::min_ready_seconds(set),
+        requeue: Requeue::default(),
+        conditions: Vec::new(),
+    };
+
+    if pass.adopt_orphan_revisions(&selector).await? {
+        // Decide on revisions once the cache shows the adopted ones (else a new revision
+        // would be made beside an adopted equal one).
+        return Ok(Action::requeue(Duration::from_millis(500)));
+    }
+    let pods = pass.claim_pods(&selector).await?;
+    for p in &pods {
+        if !state.resource_versions.is_satisfied_object(&p.metadata).0 {
+            debug!(statefulset = key, pod = %p.name_any(), "waiting for the cache to catch up");
+            return Ok(Action::requeue(Duration::from_millis(500)));
+        }
+    }
+
+    let uid = set.metadata.uid.as_deref().unwrap_or_default();
+    let mut revisions: Vec<Arc<ControllerRevision>> = state
+        .revisions
+        .owned_by(uid)
+        .into_iter()
+        .filter(|r| r.metadata.namespace.as_deref() == Some(pass.ns.as_str()))
+        .collect();
+    revision::sort_revisions(&mut revisions);
+    let (update_rev, collision) = pass.ensure_update_revision(&revisions).await?;
+    let update_name = update_rev.name_any();
+    let current_rev = set
+        .status
+        .as_ref()
+        .and_then(|s| s.current_revision.as_deref())
+        .and_then(|name| {
+            revisions
+                .iter()
+                .find(|r| r.metadata.name.as_deref() == Some(name))
+        })
+        .map(|r| (**r).clone())
+        .unwrap_or_else(|| update_rev.clone());
+    let current_name = current_rev.name_any();
+
+    for p in &pods {
+        state.updates.observe_updated(
+            key,
+            &update_name,
+            &p.metadata,
+            plan::pod_revision(p) == update_name,
+        );
+    }
+
+    if ctx.gates.enabled(Feature::PreDownloadImageForInPlaceUpdate) && current_name != update_name {
+        debug!(
+            statefulset = key,
+            "image pre-download for Advanced StatefulSet needs kruise-daemon, which kruise-rs does not have yet: no ImagePullJob created"
+        );
+    }
+
+    let result = pass
+        .update_statefulset(&pods, &revisions, &current_rev, &update_rev, collision)
+        .await;
+    let history = pass
+        .truncate_history(&pods, &revisions, &current_name, &update_name)
+        .await;
+    let mut status = match result {
+        Ok(s) => s,
+        Err((Some(s), e)) => {
+            // As OpenKruise: the status of a failed pass is written too.
+            pass.write_status(s).await?;
+            return Err(e);
+        }
+        Err((None, e)) => return Err(e),
+    };
+    status.conditions = (!pass.conditions.is_empty()).then(|| pass.conditions.clone());
+    pass.write_status(status).await?;
+    history?;
+    Ok(pass
+        .requeue
+        .0
+        .map_or_else(Action::await_change, Action::requeue))
+}
+
+/// The set's selector compiled once (an empty selector selects everything; `None` if invalid).
+fn compile_selector(set: &StatefulSet) -> Option<Selector> {
+    let mut sel = set.spec.selector.clone();
+    for expr in sel.match_expressions.iter_mut().flatten() {
+        if matches!(expr.operator.as_str(), "In" | "NotIn") {
+            expr.values.get_or_insert_with(Vec::new);
+        }
+    }
+    Selector::try_from(sel).ok()
+}
+
+fn selects(
+    selector: &Selector,
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> bool {
+    let empty = BTreeMap::new();
+    selector.matches(meta.labels.as_ref().unwrap_or(&empty))
+}
+
+fn controller_uid(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<&str> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.uid.as_str())
+}
+
+type PassResult = Result<StatefulSetStatus, (Option<StatefulSetStatus>, Error)>;
+
+impl Pass<'_> {
+    fn pods_api(&self) -> Api<Pod> {
+        Api::namespaced(self.ctx.client.clone(), &self.ns)
+    }
+
+    fn pvcs_api(&self) -> Api<PersistentVolumeClaim> {
+        Api::namespaced(self.ctx.client.clone(), &self.ns)
+    }
+
+    fn controller_ref(&self) -> serde_json::Value {
+        json!({
+            "apiVersion": API_VERSION, "kind": KIND, "name": self.set_name,
+            "uid": self.set.metadata.uid, "controller": true, "blockOwnerDeletion": true,
+        })
+    }
+
+    fn pod_control(&self) -> PodControl<'_> {
+        PodControl {
+            client: &self.ctx.client,
+            recorder: &self.ctx.recorder,
+            owner: &self.owner,
+            namespace: &self.ns,
+            key: self.key,
+            scale: &self.state.scale,
+            style: EventStyle::StatefulSet(&self.set_name),
+        }
+    }
+
+    fn claim(&self, name: &str) -> Option<Arc<PersistentVolumeClaim>> {
+        self.state
+            .pvcs
+            .store()
+            .get(&ObjectRef::new(name).within(&self.ns))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Adoption
+
+    /// OpenKruise `adoptOrphanRevisions`: revisions matching the selector without a controller
+    /// get this set as controller (after a live check that the set is still this one). Returns
+    /// whether any was adopted.
+    async fn adopt_orphan_revisions(&self, selector: &Selector) -> Result<bool, Error> {
+        let orphans: Vec<Arc<ControllerRevision>> = self
+            .state
+            .revisions
+            .in_namespace(&self.ns)
+            .into_iter()
+            .filter(|r| controller_uid(&r.metadata).is_none() && selects(selector, &r.metadata))
+            .collect();
+        if orphans.is_empty() {
+            return Ok(false);
+        }
+        self.check_can_adopt().await?;
+        let api: Api<ControllerRevision> = Api::namespaced(self.ctx.client.clone(), &self.ns);
+        for r in orphans {
+            let patch = json!({"metadata": {"ownerReferences": [self.controller_ref()], "uid": r.metadata.uid}});
+            api.patch(
+                &r.name_any(),
+                &PatchParams::default(),
+                &Patch::Strategic(patch),
+            )
+            .await?;
+        }
+        Ok(true)
+    }
+
+    /// Live read of the set: adoption only while it is the same object and not being deleted.
+    async fn check_can_adopt(&self) -> Result<(), Error> {
+        let api: Api<StatefulSet> = Api::namespaced(self.ctx.client.clone(), &self.ns);
+        let fresh = api.get(&self.set_name).await?;
+        if fresh.metadata.uid != self.set.metadata.uid {
+            return Err(Error::Other(format!(
+                "original StatefulSet {}/{} is gone: got uid {}, wanted {}",
+                self.ns,
+                self.set_name,
+                fresh.metadata.uid.unwrap_or_default(),
+                self.set.metadata.uid.clone().unwrap_or_default()
+            )));
+        }
+        if let Some(t) = fresh.metadata.deletion_timestamp {
+            return Err(Error::Other(format!(
+                "{}/{} has just been deleted at {}",
+                self.ns, self.set_name, t.0
+            )));
+        }
+        Ok(())
+    }
+
+    /// OpenKruise `getPodsForStatefulSet` (`ClaimPods`): owned pods that still match stay,
+    /// owned pods that no longer match (selector or name) are released, matching orphans of
+    /// the namespace are adopted. Returns the claimed pods.
+    async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<Pod>>, Error> {
+        let uid = self.set.metadata.uid.as_deref().unwrap_or_default();
+        let mut claimed = Vec::new();
+        let mut can_adopt: Option<bool> = None;
+        let mut errors = Vec::new();
+        for pod in self.state.pods.in_namespace(&self.ns) {
+            let matches =
+                selects(selector, &pod.metadata) && plan::is_member_of(&self.set_name, &pod);
+            match controller_uid(&pod.metadata) {
+                Some(owner) if owner == uid => {
+                    if matches {
+                        claimed.push(pod);
+                        continue;
+                    }
+                    let patch = json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": uid}], "uid": pod.metadata.uid}});
+                    match self
+                        .pods_api()
+                        .patch(
+                            &pod.name_any(),
+                            &PatchParams::default(),
+                            &Patch::Strategic(patch),
+                        )
+                        .await
+                    {
+                        Ok(written) => self
+                            .state
+                            .resource_versions
+                            .expect_object(&written.metadata),
+                        Err(e) if is_status(&e, 404) || is_status(&e, 422) => {}
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    if !matches || pod.metadata.deletion_timestamp.is_some() {
+                        continue;
+                    }
+                    if can_adopt.is_none() {
+                        can_adopt = Some(match self.check_can_adopt().await {
+                            Ok(()) => true,
+                            Err(e) => {
+                                errors.push(format!(
+                                    "can't adopt Pod {}/{} ({}): {e}",
+                                    self.ns,
+                                    pod.name_any(),
+                                    pod.metadata.uid.as_deref().unwrap_or_default()
+                                ));
+                                false
+                            }
+                        });
+                    }
+                    if can_adopt != Some(true) {
+                        continue;
+                    }
+                    let patch = json!({"metadata": {"ownerReferences": [self.controller_ref()], "uid": pod.metadata.uid}});
+                    match self
+                        .pods_api()
+                        .patch(
+                            &pod.name_any(),
+                            &PatchParams::default(),
+                            &Patch::Strategic(patch),
+                        )
+                        .await
+                    {
+                        Ok(written) => {
+                            self.state
+                                .resource_versions
+                                .expect_object(&written.metadata);
+                            claimed.push(pod);
+                        }
+                        Err(e) if is_status(&e, 404) => {}
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(claimed)
+        } else {
+            Err(Error::Other(aggregate(&errors)))
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Revisions
+
+    async fn ensure_update_revision(
+        &self,
+        revisions: &[Arc<ControllerRevision>],
+    ) -> Result<(ControllerRevision, i32), Error> {
+        let api: Api<ControllerRevision> = Api::namespaced(self.ctx.client.clone(), &self.ns);
+        let collision = self
+            .set
+            .status
+            .as_ref()
+            .and_then(|s| s.collision_count)
+            .unwrap_or(0);
+        let data = revision::template_patch(&self.set.spec.template)?;
+        let next = revision::next_revision(revisions);
+        let owner = revision::controller_ref(
+            API_VERSION,
+            KIND,
+            &self.set_name,
+            self.set.metadata.uid.as_deref().unwrap_or_default(),
+        );
+        let build = |collision: i32| -> Result<ControllerRevision, revision::RevisionError> {
+            let mut r = revision::new_controller_revision(
+                &self.set.metadata,
+                owner.clone(),
+                self.set
+                    .spec
+                    .template
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.labels.as_ref()),
+                data.clone(),
+                next,
+                Some(collision),
+            );
+            // OpenKruise's newRevision copies every annotation of the set.
+            r.metadata.annotations = self.set.metadata.annotations.clone();
+            Ok(r)
+        };
+        Ok(workload::history::ensure_revision(&api, revisions, collision, build).await?)
+    }
+
+    /// OpenKruise `truncateHistory`: revisions no pod is on, beyond `revisionHistoryLimit`,
+    /// oldest first.
+    async fn truncate_history(
+        &self,
+        pods: &[Arc<Pod>],
+        revisions: &[Arc<ControllerRevision>],
+        current: &str,
+        update: &str,
+    ) -> Result<(), Error> {
+        let mut live: BTreeSet<String> = [current.to_owned(), update.to_owned()].into();
+        live.extend(pods.iter().map(|p| plan::pod_revision(p).to_owned()));
+        let doomed =
+            revision::history_to_truncate(revisions, &live, self.set.spec.revision_history_limit);
+        if doomed.is_empty() {
+            return Ok(());
+        }
+        let api: Api<ControllerRevision> = Api::namespaced(self.ctx.client.clone(), &self.ns);
+        Ok(workload::history::truncate(&api, &doomed).await?)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The pass (OpenKruise updateStatefulSet)
+
+    #[allow(clippy::too_many_lines)]
+    async fn update_statefulset(
+        &mut self,
+        pods: &[Arc<Pod>],
+        revisions: &[Arc<ControllerRevision>],
+        current_rev: &ControllerRevision,
+        update_rev: &ControllerRevision,
+        collision: i32,
+    ) -> PassResult {
+        let set = self.set;
+        let current_name = current_rev.name_any();
+        let update_name = update_rev.name_any();
+        let current_template =
+            revision::template_from_revision(current_rev).map_err(|e| (None, e.into()))?;
+        let update_template =
+            revision::template_from_revision(update_rev).map_err(|e| (None, e.into()))?;
+
+        let mut status = StatefulSetStatus {
+            observed_generation: set.metadata.generation,
+            current_revision: Some(current_name.clone()),
+            update_revision: Some(update_name.clone()),
+            collision_count: Some(collision),
+            label_selector: Some(kruise_engines::selector::format_label_selector(
+                &set.spec.selector,
+            )),
+            ..StatefulSetStatus::default()
+        };
+
+        // Slots and condemned pods.
+        let pod_refs: Vec<&Pod> = pods.iter().map(|p| p.as_ref()).collect();
+        let assignment = plan::assign(&pod_refs, &self.range);
+        let n = assignment.slots.len();
+        let preparing_as_update = self.ctx.gates.enabled(Feature::PreparingUpdateAsUpdate);
+        let mut filled: Vec<Option<bool>> = assignment
+            .slots
+            .iter()
+            .map(|s| {
+                s.map(|i| plan::is_pod_update(pods[i].as_ref(), &update_name, preparing_as_update))
+            })
+            .collect();
+        let mut replicas: Vec<Option<SlotPod>> = Vec::with_capacity(n);
+        for slot in 0..n {
+            let ordinal = self.range.start + slot as i32;
+            if let Some(i) = assignment.slots[slot] {
+                replicas.push(Some(SlotPod::Existing(pods[i].clone())));
+                continue;
+            }
+            if self.range.is_reserved(ordinal) {
+                replicas.push(None);
+                continue;
+            }
+            let use_current = plan::is_current_revision_needed(set, slot, ordinal, &filled);
+            let (template, rev_name) = if use_current {
+                (&current_template, &current_name)
+            } else {
+                (&update_template, &update_name)
+            };
+            filled[slot] = Some(!use_current);
+            replicas.push(Some(SlotPod::New(Box::new(
+                self.new_pod(template, rev_name, ordinal),
+            ))));
+        }
+        let condemned: Vec<Arc<Pod>> = assignment
+            .condemned
+            .iter()
+            .map(|&i| pods[i].clone())
+            .collect();
+
+        // The first unhealthy pod, lowest ordinal (replicas, then condemned).
+        let first_unhealthy: Option<String> = replicas
+            .iter()
+            .flatten()
+            .map(SlotPod::pod)
+            .chain(condemned.iter().map(|p| p.as_ref()))
+            .filter(|p| !plan::is_healthy(p))
+            .min_by_key(|p| plan::ordinal_of(p))
+            .and_then(|p| p.metadata.name.clone());
+
+        let monotonic =
+            set.spec.pod_management_policy.as_deref() != Some(pod_management_policy_type::PARALLEL);
+        let replicas_count = set.spec.replicas.unwrap_or(1);
+        let mut budget: Option<i64> = match set
+            .spec
+            .scale_strategy
+            .as_ref()
+            .and_then(|s| s.max_unavailable.as_ref())
+        {
+            None => None,
+            Some(v) => match intstr::scaled_value(v, i64::from(replicas_count), false) {
+                Ok(n) => Some(n.max(1)),
+                Err(e) => {
+                    self.finish_status(
+                        &mut status,
+                        &replicas,
+                        &condemned,
+                        &current_name,
+                        &update_name,
+                    );
+                    return Err((Some(status), Error::Other(e.to_string())));
+                }
+            },
+        };
+        let decrease = |b: &mut Option<i64>| match b {
+            None => false,
+            Some(n) => {
+                *n -= 1;
+                *n <= 0
+            }
+        };
+
+        // 1. Replicas, ascending.
+        for slot in 0..n {
+            let Some(entry) = &replicas[slot] else {
+                continue;
+            };
+            let (exit, brk, err) = match entry {
+                SlotPod::New(pod) => {
+                    self.process_new(pod, monotonic, &mut budget, &decrease)
+                        .await
+                }
+                SlotPod::Existing(pod) => {
+                    self.process_existing(pod, monotonic, &mut budget, &decrease, &update_name)
+                        .await
+                }
+            };
+            if let Some(e) = err {
+                self.finish_status(
+                    &mut status,
+                    &replicas,
+                    &condemned,
+                    &current_name,
+                    &update_name,
+                );
+                return Err((Some(status), e));
+            }
+            if monotonic && exit {
+                self.finish_status(
+                    &mut status,
+                    &replicas,
+                    &condemned,
+                    &current_name,
+                    &update_name,
+                );
+                return Ok(status);
+            }
+            if brk {
+                break;
+            }
+        }
+
+        // 2. Claims of condemned pods follow the retention policy before the pods go.
+        if self.auto_delete_pvc {
+            for pod in &condemned {
+                if let Err(e) = self.fix_claims_retention(pod).await {
+                    self.finish_status(
+                        &mut status,
+                        &replicas,
+                        &condemned,
+                        &current_name,
+                        &update_name,
+                    );
+                    return Err((Some(status), e));
+                }
+            }
+        }
+
+        // 3. Condemned pods, highest ordinal first.
+        for pod in &condemned {
+            if podutil::is_terminating(pod) {
+                if monotonic {
+                    self.finish_status(
+                        &mut status,
+                        &replicas,
+                        &condemned,
+                        &current_name,
+                        &update_name,
+                    );
+                    return Ok(status);
+                }
+                continue;
+            }
+            let is_first_unhealthy = first_unhealthy.as_deref() == pod.metadata.name.as_deref();
+            if monotonic && !is_first_unhealthy {
+                let (avail, wait) = plan::running_and_available(pod, self.min_ready, self.now);
+                if !plan::is_running_and_ready(pod) || !avail {
+                    // (OpenKruise files this wait under the pod's key, where it is lost.)
+                    self.requeue.push(wait);
+                    self.finish_status(
+                        &mut status,
+                        &replicas,
+                        &condemned,
+                        &current_name,
+                        &update_name,
+                    );
+                    return Ok(status);
+                }
+            }
+            match self.delete_pod(pod).await {
+                Err(e) => {
+                    self.finish_status(
+                        &mut status,
+                        &replicas,
+                        &condemned,
+                        &current_name,
+                        &update_name,
+                    );
+                    return Err((Some(status), e));
+                }
+                Ok((modified, _)) if monotonic && modified => {
+                    self.finish_status(
+                        &mut status,
+                        &replicas,
+                        &condemned,
+                        &current_name,
+                        &update_name,
+                    );
+                    return Ok(status);
+                }
+                Ok(_) => {}
+            }
+        }
+
+        self.finish_status(
+            &mut status,
+            &replicas,
+            &condemned,
+            &current_name,
+            &update_name,
+        );
+        if plan::rolling_update(set).is_none()
+            && set
+                .spec
+                .update_strategy
+                .as_ref()
+                .and_then(|s| s.type_.as_deref())
+                == Some(kruise_api::apps::v1beta1::statefulset_update_strategy_type::ON_DELETE)
+        {
+            return Ok(status);
+        }
+        match self
+            .rolling_update(
+                status.clone(),
+                pods,
+                revisions,
+                &replicas,
+                current_rev,
+                update_rev,
+            )
+            .await
+        {
+            Ok(s) => Ok(s),
+            Err(e) => Err((Some(status), e)),
+        }
+    }
+
+    /// The status counts of a pass: claims per template over the replica slots, replica counts
+    /// over slots and condemned pods (pods about to be created count nowhere).
+    fn finish_status(
+        &self,
+        status: &mut StatefulSetStatus,
+        replicas: &[Option<SlotPod>],
+        condemned: &[Arc<Pod>],
+        current: &str,
+        update: &str,
+    ) {
+        let existing: Vec<&Pod> = replicas
+            .iter()
+            .flatten()
+            .filter_map(|s| match s {
+                SlotPod::Existing(p) => Some(p.as_ref()),
+                SlotPod::New(_) => None,
+            })
+            .collect();
+        let claims: BTreeMap<String, Arc<PersistentVolumeClaim>> = existing
+            .iter()
+            .flat_map(|p| {
+                let ord = plan::ordinal_of(p);
+                plan::claims_for(self.set, ord)
+                    .into_iter()
+                    .filter_map(|c| {
+                        let name = c.name_any();
+                        self.claim(&name).map(|found| (name, found))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        status.volume_claims = plan::volume_claim_status(self.set, &existing, |name| {
+            claims.get(name).map(|c| c.as_ref())
+        });
+        let mut all = existing;
+        all.extend(condemned.iter().map(|p| p.as_ref()));
+        plan::count_replicas(status, &all, self.min_ready, current, update, self.now);
+    }
+
+    fn new_pod(
+        &self,
+        template: &k8s_openapi::api::core::v1::PodTemplateSpec,
+        revision_name: &str,
+        ordinal: i32,
+    ) -> Pod {
+        let meta = template.metadata.clone().unwrap_or_default();
+        let mut pod = Pod {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                labels: meta.labels,
+                annotations: meta.annotations,
+                finalizers: meta.finalizers,
+                generate_name: Some(format!("{}-", self.set_name)),
+                owner_references: Some(vec![revision::controller_ref(
+                    API_VERSION,
+                    KIND,
+                    &self.set_name,
+                    self.set.metadata.uid.as_deref().unwrap_or_default(),
+                )]),
+                ..Default::default()
+            },
+            spec: template.spec.clone(),
+            status: None,
+        };
+        plan::update_identity(self.set, &mut pod, ordinal, self.pod_index_label);
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        spec.hostname = pod.metadata.name.clone();
+        if let Some(svc) = self
+            .set
+            .spec
+            .service_name
+            .as_ref()
+            .filter(|s| !s.is_empty())
+        {
+            spec.subdomain = Some(svc.clone());
+        }
+        plan::update_storage(self.set, &mut pod, ordinal);
+        pod.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(REVISION_LABEL.to_owned(), revision_name.to_owned());
+        let state = if lifecycle::should_transition_pre_normal_to_normal(
+            self.set.spec.lifecycle.as_ref(),
+            &pod,
+        ) {
+            LifecycleState::Normal
+        } else {
+            LifecycleState::PreparingNormal
+        };
+        lifecycle::set_pod_lifecycle(&mut pod, state, self.now);
+        pod
+    }
+
+    /// processReplica for a slot whose pod does not exist yet: create it (unless its claims
+    /// still belong to a deleted pod of the same name).
+    async fn process_new(
+        &mut self,
+        pod: &Pod,
+        monotonic: bool,
+        budget: &mut Option<i64>,
+        decrease: &impl Fn(&mut Option<i64>) -> bool,
+    ) -> (bool, bool, Option<Error>) {
+        let name = pod.name_any();
+        if self.auto_delete_pvc {
+            let stale = plan::claims_for(self.set, plan::ordinal_of(pod))
+                .iter()
+                .filter_map(|c| self.claim(&c.name_any()))
+                .any(|c| plan::claim_is_stale(self.set, &name, &c));
+            if stale {
+                debug!(statefulset = self.key, pod = %name, "a claim still belongs to the previous pod; waiting for its garbage collection");
+                self.requeue.push(Some(Duration::from_secs(1)));
+                return (true, false, None);
+            }
+        }
+        if let Err(e) = self.create_pod(pod).await {
+            self.set_condition(
+                statefulset_condition_type::FAILED_CREATE_POD,
+                format!("StatefulPodControl failed to create Pod error: {e}"),
+            );
+            return (true, false, Some(e));
+        }
+        if monotonic {
+            (true, false, None)
+        } else if decrease(budget) {
+            (false, true, None)
+        } else {
+            (false, false, None)
+        }
+    }
+
+    /// processReplica for an existing pod.
+    async fn process_existing(
+        &mut self,
+        pod: &Pod,
+        monotonic: bool,
+        budget: &mut Option<i64>,
+        decrease: &impl Fn(&mut Option<i64>) -> bool,
+        update_name: &str,
+    ) -> (bool, bool, Option<Error>) {
+        if podutil::is_terminal(pod) {
+            if decrease(budget) {
+                return (false, true, None);
+            }
+            if !podutil::is_terminating(pod)
+                && let Err(e) = self.delete_pod(pod).await
+            {
+                return (true, false, Some(e));
+            }
+            return (true, false, None);
+        }
+        if podutil::phase(pod) == podutil::PHASE_PENDING
+            && let Err(e) = self.create_claims(pod, plan::ordinal_of(pod)).await
+        {
+            return (true, false, Some(e));
+        }
+        if podutil::is_terminating(pod) {
+            if monotonic {
+                return (true, false, None);
+            }
+            if decrease(budget) {
+                return (false, true, None);
+            }
+        }
+        match self.refresh(pod, update_name).await {
+            Ok((_, delay)) => self.requeue.push(delay),
+            Err(e) => return (true, false, Some(e)),
+        }
+        if monotonic || budget.is_some() {
+            let (avail, wait) = plan::running_and_available(pod, self.min_ready, self.now);
+            if !avail && monotonic {
+                self.requeue.push(wait);
+                return (true, false, None);
+            }
+            if !avail && decrease(budget) {
+                self.requeue.push(wait);
+                return (false, true, None);
+            }
+        }
+        let retention_match = !self.auto_delete_pvc || self.claims_match_retention(pod);
+        if plan::identity_matches(self.set, pod)
+            && plan::storage_matches(self.set, pod)
+            && retention_match
+        {
+            return (false, false, None);
+        }
+        if let Err(e) = self.update_stateful_pod(pod).await {
+            self.set_condition(
+                statefulset_condition_type::FAILED_UPDATE_POD,
+                format!("StatefulPodControl failed to update Pod error: {e}"),
+            );
+            return (true, false, Some(e));
+        }
+        (false, false, None)
+    }
+
+    fn set_condition(&mut self, type_: &str, message: String) {
+        self.conditions
+            .retain(|c| c.type_.as_deref() != Some(type_));
+        self.conditions.push(StatefulSetCondition {
+            type_: Some(type_.to_owned()),
+            status: Some("True".to_owned()),
+            last_transition_time: Some(Time(self.now)),
+            reason: None,
+            message: Some(message),
+        });
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Pod and claim writes
+
+    /// OpenKruise `CreateStatefulPod`: the pod's claims (from the cache, missing ones
+    /// created), the pod, then the claims' owner references for the retention policy.
+    async fn create_pod(&self, pod: &Pod) -> Result<(), Error> {
+        let ordinal = plan::ordinal_of(pod);
+        self.create_claims(pod, ordinal).await?;
+        let created = self.pod_control().create_pod(pod).await?;
+        self.state
+            .resource_versions
+            .expect_object(&created.metadata);
+        if self.auto_delete_pvc
+            && let Err(e) = self.fix_claims_retention(&created).await
+        {
+            self.ctx
+                .recorder
+                .warning(
+                    &self.owner,
+                    events::FAILED_UPDATE,
+                    &EventStyle::StatefulSet(&self.set_name).pod_note(
+                        "update",
+                        &created.name_any(),
+                        Some(&e),
+                    ),
+                )
+                .await;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// OpenKruise `createPersistentVolumeClaims`: every claim of the pod that the cache does
+    /// not show is created (one the API server already has is fine); a claim being deleted is
+    /// an error.
+    async fn create_claims(&self, pod: &Pod, ordinal: i32) -> Result<(), Error> {
+        let pod_name = pod.name_any();
+        let mut errors = Vec::new();
+        for claim in plan::claims_for(self.set, ordinal) {
+            let name = claim.name_any();
+            match self.claim(&name) {
+                Some(existing) if existing.metadata.deletion_timestamp.is_some() => {
+                    errors.push(format!("pvc {name} is to be deleted"));
+                }
+                Some(_) => {}
+                None => match self.pvcs_api().create(&PostParams::default(), &claim).await {
+                    Ok(_) => {
+                        self.ctx
+                            .recorder
+                            .normal(
+                                &self.owner,
+                                events::SUCCESSFUL_CREATE,
+                                &format!(
+                                    "create Claim {name} Pod {pod_name} in StatefulSet {} success",
+                                    self.set_name
+                                ),
+                            )
+                            .await;
+                    }
+                    Err(e) if is_status(&e, 409) => {}
+                    Err(e) => {
+                        self.ctx
+                            .recorder
+                            .warning(
+                                &self.owner,
+                                events::FAILED_CREATE,
+                                &format!(
+                                    "create Claim {name} for Pod {pod_name} in StatefulSet {} failed error: {e}",
+                                    self.set_name
+                                ),
+                            )
+                            .await;
+                        errors.push(format!("failed to create PVC {name}: {e}"));
+                    }
+                },
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Other(aggregate(&errors)))
+        }
+    }
+
+    fn claims_match_retention(&self, pod: &Pod) -> bool {
+        let scaled_down = !self.range.contains(plan::ordinal_of(pod));
+        plan::claims_for(self.set, plan::ordinal_of(pod))
+            .iter()
+            .filter_map(|c| self.claim(&c.name_any()))
+            .all(|c| plan::claim_owner_matches(self.set, pod, &c, scaled_down))
+    }
+
+    /// OpenKruise `UpdatePodClaimForRetentionPolicy`: rewrites the owner references of the
+    /// pod's existing claims the retention policy wants otherwise.
+    async fn fix_claims_retention(&self, pod: &Pod) -> Result<(), Error> {
+        let scaled_down = !self.range.contains(plan::ordinal_of(pod));
+        for claim in plan::claims_for(self.set, plan::ordinal_of(pod)) {
+            let Some(existing) = self.claim(&claim.name_any()) else {
+                continue;
+            };
+            let mut fixed = (*existing).clone();
+            if !plan::fix_claim_owners(self.set, pod, &mut fixed, scaled_down) {
+                continue;
+            }
+            match self
+                .pvcs_api()
+                .replace(&fixed.name_any(), &PostParams::default(), &fixed)
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if is_status(&e, 404) => {}
+                Err(e) => {
+                    return Err(Error::Other(format!(
+                        "Could not update claim {} for delete policy ownerRefs: {e}",
+                        fixed.name_any()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// OpenKruise `UpdateStatefulPod`: repairs identity (name labels), storage (claim volumes,
+    /// creating claims) and claim owner references, writing the pod when any changed.
+    async fn update_stateful_pod(&self, pod: &Pod) -> Result<(), Error> {
+        let api = self.pods_api();
+        let name = pod.name_any();
+        let ordinal = plan::ordinal_of(pod);
+        let mut base = pod.clone();
+        let mut attempt = 0;
+        let result = loop {
+            let mut p = base.clone();
+            let mut dirty = false;
+            if !plan::identity_matches(self.set, &p) {
+                plan::update_identity(self.set, &mut p, ordinal, self.pod_index_label);
+                dirty = true;
+            }
+            if !plan::storage_matches(self.set, &p) {
+                plan::update_storage(self.set, &mut p, ordinal);
+                self.create_claims(&p, ordinal).await?;
+                dirty = true;
+            }
+            if self.auto_delete_pvc && !self.claims_match_retention(&p) {
+                self.fix_claims_retention(&p).await?;
+                dirty = true;
+            }
+            if !dirty {
+                return Ok(());
+            }
+            match api.replace(&name, &PostParams::default(), &p).await {
+                Ok(written) => {
+                    self.state
+                        .resource_versions
+                        .expect_object(&written.metadata);
+                    break Ok(());
+                }
+                Err(e) if is_status(&e, 409) && attempt < CONFLICT_RETRIES => {
+                    attempt += 1;
+                    base = api.get(&name).await?;
+                }
+                Err(e) => break Err(e),
+            }
+        };
+        let note = EventStyle::StatefulSet(&self.set_name);
+        match result {
+            Ok(()) => {
+                self.ctx
+                    .recorder
+                    .normal(
+                        &self.owner,
+                        events::SUCCESSFUL_UPDATE,
+                        &note.pod_note("update", &name, None),
+                    )
+                    .await;
+                Ok(())
+            }
+            Err(e) => {
+                self.ctx
+                    .recorder
+                    .warning(
+                        &self.owner,
+                        events::FAILED_UPDATE,
+                        &note.pod_note("update", &name, Some(&e)),
+                    )
+                    .await;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// OpenKruise `deletePod`: the preDelete hook moves the pod to `PreparingDelete` instead.
+    /// Returns `(modified, actually deleting)`.
+    async fn delete_pod(&self, pod: &Pod) -> Result<(bool, bool), Error> {
+        let hook = self
+            .set
+            .spec
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.pre_delete.as_ref());
+        let done = self
+            .pod_control()
+            .delete_or_hold(pod, std::iter::empty(), hook, &self.state.resource_versions)
+            .await?;
+        Ok(match done {
+            Deletion::Deleted => (true, true),
+            Deletion::MovedToPreparingDelete => (true, false),
+            Deletion::Held => (false, false),
+        })
+    }
+
+    fn updater(&self) -> PodUpdater<'_, inplace::DefaultRevisionAdapter> {
+        PodUpdater {
+            client: &self.ctx.client,
+            recorder: &self.ctx.recorder,
+            owner: &self.owner,
+            rvs: &self.state.resource_versions,
+            lifecycle: self.set.spec.lifecycle.as_ref(),
+            adapter: &inplace::DefaultRevisionAdapter,
+        }
+    }
+
+    async fn refresh(
+        &self,
+        pod: &Pod,
+        update_name: &str,
+    ) -> Result<(bool, Option<Duration>), Error> {
+        Ok(self
+            .updater()
+            .refresh_pod_state(pod, update_name, self.now)
+            .await?)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Rolling update (OpenKruise rollingUpdateStatefulsetPods)
+
+    async fn rolling_update(
+        &mut self,
+        mut status: StatefulSetStatus,
+        pods: &[Arc<Pod>],
+        revisions: &[Arc<ControllerRevision>],
+        replicas: &[Option<SlotPod>],
+        current_rev: &ControllerRevision,
+        update_rev: &ControllerRevision,
+    ) -> Result<StatefulSetStatus, Error> {
+        let set = self.set;
+        let update_name = update_rev.name_any();
+        let current_name = current_rev.name_any();
+        if !self.state.updates.satisfied(self.key, &update_name).0 {
+            debug!(
+                statefulset = self.key,
+                "in-place updates not yet seen in the cache"
+            );
+            return Ok(status);
+        }
+        let mut refreshed = false;
+        for pod in pods {
+            let (written, delay) = self.refresh(pod, &update_name).await?;
+            self.requeue.push(delay);
+            refreshed |= written;
+        }
+        if refreshed {
+            return Ok(status);
+        }
+        let ru = plan::rolling_update(set);
+        let mut max_unavailable: i64 = 1;
+        if let Some(ru) = ru {
+            if ru.paused.unwrap_or(false) {
+                return Ok(status);
+            }
+            let v = ru
+                .max_unavailable
+                .clone()
+                .unwrap_or(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1));
+            max_unavailable =
+                intstr::scaled_value(&v, i64::from(set.spec.replicas.unwrap_or(1)), false)
+                    .map_err(|e| Error::Other(e.to_string()))?
+                    .max(1);
+        }
+
+        // Unavailable replicas.
+        let mut unavailable: BTreeSet<String> = BTreeSet::new();
+        let mut min_wait = Duration::from_secs(300);
+        for entry in replicas.iter().flatten() {
+            let pod = entry.pod();
+            let name = pod.name_any();
+            if !plan::is_healthy(pod) || inplace::check_update_completed(pod).is_err() {
+                unavailable.insert(name);
+                continue;
+            }
+            let (avail, wait) = plan::running_and_available(pod, self.min_ready, self.now);
+            if !avail {
+                unavailable.insert(name);
+                if let Some(w) = wait.filter(|w| *w <= min_wait) {
+                    min_wait = w;
+                    self.requeue.push(Some(w));
+                }
+            }
+        }
+
+        // Pods labelled apps.kruise.io/specified-delete, highest slot first.
+        let mut specified: BTreeSet<String> = BTreeSet::new();
+        for entry in replicas.iter().rev().flatten() {
+            let SlotPod::Existing(pod) = entry else {
+                continue;
+            };
+            let labelled = pod
+                .metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key(keys::SPECIFIED_DELETE));
+            if !labelled {
+                continue;
+            }
+            let name = pod.name_any();
+            if unavailable.len() as i64 >= max_unavailable && !unavailable.contains(&name) {
+                continue;
+            }
+            specified.insert(name.clone());
+            let (_, deleting) = self.delete_pod(pod).await?;
+            if deleting {
+                let rev = plan::pod_revision(pod);
+                if rev == current_name {
+                    status.current_replicas -= 1;
+                } else if rev == update_name {
+                    status.updated_replicas -= 1;
+                }
+            }
+            unavailable.insert(name);
+        }
+
+        let slots: Vec<Option<&Pod>> = replicas
+            .iter()
+            .map(|e| e.as_ref().map(SlotPod::pod))
+            .collect();
+        let order = plan::sort_pods_to_update(
+            ru,
+            &update_name,
+            set.spec.replicas.unwrap_or(1),
+            &slots,
+            self.ctx.gates.enabled(Feature::PreparingUpdateAsUpdate),
+        );
+        for target in order {
+            let Some(SlotPod::Existing(pod)) = &replicas[target] else {
+                continue;
+            };
+            if plan::pod_revision(pod) == update_name {
+                continue;
+            }
+            let name = pod.name_any();
+            if unavailable.len() as i64 >= max_unavailable && !unavailable.contains(&name) {
+                debug!(statefulset = self.key, pod = %name, unavailable = unavailable.len(), max_unavailable, "waiting for unavailable pods before updating");
+                return Ok(status);
+            }
+            if specified.contains(&name) || podutil::is_terminating(pod) {
+                continue;
+            }
+            let inplacing = self.in_place_update(pod, revisions, update_rev).await?;
+            let need_decrease = if inplacing {
+                true
+            } else {
+                self.delete_pod(pod).await?.1
+            };
+            unavailable.insert(name);
+            if need_decrease && plan::pod_revision(pod) == current_name {
+                status.current_replicas -= 1;
+            }
+        }
+        Ok(status)
+    }
+
+    /// OpenKruise `inPlaceUpdatePod`: `Ok(true)` when the pod is being updated in place (or
+    /// held for the inPlaceUpdate hook), `Ok(false)` when it must be recreated.
+    async fn in_place_update(
+        &mut self,
+        pod: &Pod,
+        revisions: &[Arc<ControllerRevision>],
+        update_rev: &ControllerRevision,
+    ) -> Result<bool, Error> {
+        let Some(ru) = plan::rolling_update(self.set) else {
+            return Ok(false);
+        };
+        let policy = ru
+            .pod_update_policy
+            .as_deref()
+            .unwrap_or(pod_update_strategy_type::RECREATE);
+        if policy != pod_update_strategy_type::IN_PLACE_IF_POSSIBLE
+            && policy != pod_update_strategy_type::IN_PLACE_ONLY
+        {
+            return Ok(false);
+        }
+        let old = revisions
+            .iter()
+            .find(|r| r.metadata.name.as_deref() == Some(plan::pod_revision(pod)));
+        let grace = ru
+            .in_place_update_strategy
+            .as_ref()
+            .and_then(|s| s.grace_period_seconds)
+            .unwrap_or(0);
+        let opts = inplace::UpdateOptions {
+            grace_period_seconds: grace,
+            env_from_metadata: self
+                .ctx
+                .gates
+                .enabled(Feature::InPlaceUpdateEnvFromMetadata),
+            ..inplace::UpdateOptions::default()
+        };
+        let spec = old.and_then(|old| inplace::calculate_update_spec(old, update_rev, &opts));
+        let update_name = update_rev.name_any();
+        if let Some(spec) = spec {
+            let outcome = self
+                .updater()
+                .update_pod_in_place(pod, &spec, &update_name)
+                .await?;
+            if outcome == InPlaceOutcome::Updated {
+                self.state
+                    .updates
+                    .expect_updated(self.key, &update_name, &pod.metadata);
+                if grace > 0 {
+                    self.requeue.push(Some(Duration::from_secs(grace as u64)));
+                }
+            }
+            return Ok(true);
+        }
+        if policy == pod_update_strategy_type::IN_PLACE_ONLY {
+            return Err(Error::Other(format!(
+                "find strategy is InPlaceOnly but Pod {} can not update in-place",
+                pod.name_any()
+            )));
+        }
+        Ok(false)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Status
+
+    async fn write_status(&self, mut status: StatefulSetStatus) -> Result<(), Error> {
+        plan::complete_rolling_update(self.set, &mut status);
+        if !plan::status_changed(self.set.status.as_ref(), &status) {
+            return Ok(());
+        }
+        let mut value = serde_json::to_value(&status).map_err(|e| Error::Other(e.to_string()))?;
+        if let Some(m) = value.as_object_mut() {
+            // A merge patch keeps what it does not name: clear what this status does not have.
+            for key in ["conditions", "volumeClaims"] {
+                m.entry(key).or_insert(serde_json::Value::Null);
+            }
+        }
+        let api: Api<StatefulSet> = Api::namespaced(self.ctx.client.clone(), &self.ns);
+        match api
+            .patch_status(
+                &self.set_name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": value })),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if is_status(&e, 404) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+fn is_status(e: &kube::Error, code: u16) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == code)
+}
+
+/// Several errors as Go's `utilerrors.NewAggregate(...).Error()`: one alone, else `[a, b]`.
+fn aggregate(errors: &[String]) -> String {
+    match errors {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    }
+}
