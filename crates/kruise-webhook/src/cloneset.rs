@@ -11,22 +11,60 @@ pub mod validation;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kube::core::admission::Operation;
 
+use crate::common::{Absent, fill_absent_workload_fields, malformed_quantity};
 use crate::field::{ErrorList, aggregate};
 use crate::support::{
-    CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode_object, decode_old_object,
+    CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode_old_object, decode_value,
     errored, patch_from_raw, patch_response,
 };
 use crate::{HandlerContext, Request, Response};
 
+/// Decodes the request's CloneSet as Go's decoder would take it: an absent `spec.selector` or
+/// `spec.template` is decoded as empty and reported ([`Absent`]); a malformed quantity refuses
+/// the object with `ParseQuantity`'s error.
+fn decode_new(req: &Request) -> Result<(CloneSet, Absent), String> {
+    let obj = req
+        .object
+        .as_ref()
+        .ok_or_else(|| "there is no content to decode".to_owned())?;
+    let mut v = serde_json::to_value(obj).map_err(|e| e.to_string())?;
+    let absent = fill_absent_workload_fields(&mut v);
+    let cs: CloneSet = decode_value(v)?;
+    let claims = cs
+        .spec
+        .volume_claim_templates
+        .as_deref()
+        .unwrap_or_default();
+    if let Some(e) = malformed_quantity(&cs.spec.template, claims) {
+        return Err(e);
+    }
+    Ok((cs, absent))
+}
+
+/// The refusal of a CloneSet without selector or template, which OpenKruise decodes (nil
+/// selector, zero template), defaults and then refuses in its validating webhook: kruise-rs
+/// refuses it right away with the errors that validation gives the defaulted object.
+fn refuse_absent(req: &Request, ctx: &HandlerContext, new: &CloneSet, absent: Absent) -> Response {
+    let defaulted = mutation::defaulted_cloneset(&ctx.gates, new, None);
+    let selector = (!absent.selector).then_some(&defaulted.spec.selector);
+    let errs = validation::validate_cloneset_with_selector(&defaulted, selector);
+    match aggregate(&errs) {
+        Some(msg) => errored(req, CODE_UNPROCESSABLE, msg),
+        None => allow(req),
+    }
+}
+
 /// `/mutate-apps-kruise-io-v1alpha1-cloneset`: on create and update, answers with the JSON patch
 /// that fills in the CloneSet defaults (template defaults on create or when the template changed,
-/// unless the `TemplateNoDefaults` gate is on). Undecodable objects are refused with code 400.
+/// unless the `TemplateNoDefaults` gate is on). Undecodable objects are refused with code 400;
+/// objects without selector or template with the validation errors they are bound to get.
 pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     if !matches!(req.operation, Operation::Create | Operation::Update) {
         return allow(req);
     }
-    let new: CloneSet = match decode_object(req) {
-        Ok(o) => o,
+    let new: CloneSet = match decode_new(req) {
+        Ok((o, absent)) if absent.any() => return refuse_absent(req, ctx, &o, absent),
+        Ok((o, _)) => o,
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
     let old: Option<CloneSet> = if req.operation == Operation::Update {
@@ -51,8 +89,8 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
         Operation::Delete => return validate_delete(req, ctx),
         Operation::Connect => return allow(req),
     }
-    let new: CloneSet = match decode_object(req) {
-        Ok(o) => o,
+    let (new, absent) = match decode_new(req) {
+        Ok(decoded) => decoded,
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
     let old: Option<CloneSet> = if req.operation == Operation::Update {
@@ -64,9 +102,10 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
     } else {
         None
     };
+    let selector = (!absent.selector).then_some(&new.spec.selector);
     let mut errs = match old.as_ref() {
-        Some(o) => validation::validate_cloneset_update(&new, o),
-        None => validation::validate_cloneset(&new),
+        Some(o) => validation::validate_cloneset_update_with_selector(&new, selector, o),
+        None => validation::validate_cloneset_with_selector(&new, selector),
     };
     errs.extend(check_pods_to_delete(req, ctx, &new, old.as_ref()).await);
     match aggregate(&errs) {
@@ -220,6 +259,73 @@ mod tests {
         assert_eq!(resp.result.code, 403);
         let req = request("DELETE", "clonesets", "v1alpha1", None, None);
         assert!(validate(&req, &ctx(gates)).await.allowed);
+    }
+
+    #[tokio::test]
+    async fn malformed_quantity_is_refused_as_go_decodes_it() {
+        let mut bad = cs(1, json!({}));
+        bad["spec"]["template"]["spec"]["containers"][0]["resources"] =
+            json!({"requests": {"cpu": "abc"}});
+        let req = request("CREATE", "clonesets", "v1alpha1", Some(bad), None);
+        for resp in [
+            mutate(&req, &ctx(FeatureGates::default())).await,
+            validate(&req, &ctx(FeatureGates::default())).await,
+        ] {
+            assert!(!resp.allowed);
+            assert_eq!(resp.result.code, 400);
+            assert_eq!(
+                resp.result.message,
+                "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn absent_selector_or_template_gets_the_validation_errors() {
+        let mut no_selector = cs(1, json!({}));
+        no_selector["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("selector");
+        let req = request(
+            "CREATE",
+            "clonesets",
+            "v1alpha1",
+            Some(no_selector.clone()),
+            None,
+        );
+        // The mutating webhook answers with what validation says of the defaulted object.
+        let resp = mutate(&req, &ctx(FeatureGates::default())).await;
+        assert!(!resp.allowed);
+        assert_eq!(resp.result.code, 422);
+        assert_eq!(
+            kruise_e2e::corpus::paths_in_message(&resp.result.message),
+            ["spec.selector", "spec.template.metadata.labels"],
+            "{}",
+            resp.result.message
+        );
+        // The validating webhook (here on the undefaulted object) decodes it too.
+        let resp = validate(&req, &ctx(FeatureGates::default())).await;
+        assert_eq!(resp.result.code, 422);
+        assert!(
+            resp.result.message.starts_with("[spec.selector: Required value, spec.template.metadata.labels: Invalid value: {\"app\":\"demo\"}: `selector` does not match template `labels`"),
+            "{}",
+            resp.result.message
+        );
+        let mut no_spec = cs(1, json!({}));
+        no_spec["spec"] = json!({});
+        let req = request("CREATE", "clonesets", "v1alpha1", Some(no_spec), None);
+        let resp = mutate(&req, &ctx(FeatureGates::default())).await;
+        assert_eq!(
+            kruise_e2e::corpus::paths_in_message(&resp.result.message),
+            [
+                "spec.selector",
+                "spec.template.metadata.labels",
+                "spec.template.spec.containers"
+            ],
+            "{}",
+            resp.result.message
+        );
     }
 
     #[tokio::test]

@@ -142,6 +142,90 @@ pub fn validate_statefulset_template(template: &PodTemplateSpec, path: &Path) ->
     validate_pod_template_meta(template, path, &PodValidationOptions::openkruise())
 }
 
+/// Workload fields Go decodes even when absent (a nil `spec.selector`, the zero `spec` and
+/// `spec.template`) that kruise-rs' types require: which of them the request left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Absent {
+    /// `spec.selector` was absent or `null` (Go: nil, refused by validation as `Required`).
+    pub selector: bool,
+    /// `spec.template` was absent or `null` (Go: the zero template, refused by validation).
+    pub template: bool,
+}
+
+impl Absent {
+    /// Whether OpenKruise's validation is bound to refuse the object (a nil selector, or a
+    /// template without containers).
+    pub fn any(self) -> bool {
+        self.selector || self.template
+    }
+}
+
+/// Fills in what Go's decoding of a CloneSet or StatefulSet would leave at its zero value but
+/// kruise-rs' types require — `spec`, `spec.selector` and `spec.template`, each as `{}` where
+/// absent or `null` — and says which selector/template were absent. An empty selector `{}`
+/// differs from Go's nil one; callers validate with [`Absent::selector`] in mind.
+pub fn fill_absent_workload_fields(obj: &mut serde_json::Value) -> Absent {
+    let mut absent = Absent::default();
+    let Some(o) = obj.as_object_mut() else {
+        return absent;
+    };
+    let spec = o.entry("spec").or_insert(serde_json::Value::Null);
+    if spec.is_null() {
+        *spec = json!({});
+    }
+    if let Some(spec) = spec.as_object_mut() {
+        for (key, flag) in [
+            ("selector", &mut absent.selector),
+            ("template", &mut absent.template),
+        ] {
+            let v = spec.entry(key).or_insert(serde_json::Value::Null);
+            if v.is_null() {
+                *v = json!({});
+                *flag = true;
+            }
+        }
+    }
+    absent
+}
+
+/// Go's JSON decoding of a workload refuses a malformed quantity anywhere in it (the pod
+/// template and the volume claim templates' resources and status) with `ParseQuantity`'s error
+/// and no field path: that error, for the first malformed quantity.
+pub fn malformed_quantity(
+    template: &PodTemplateSpec,
+    claims: &[PersistentVolumeClaim],
+) -> Option<String> {
+    let mut all: Vec<&str> = template
+        .spec
+        .as_ref()
+        .map(kruise_api::validation::pod::pod_spec_quantities)
+        .unwrap_or_default();
+    for c in claims {
+        let spec_resources = c.spec.as_ref().and_then(|s| s.resources.as_ref());
+        let status = c.status.as_ref();
+        for m in [
+            spec_resources.and_then(|r| r.limits.as_ref()),
+            spec_resources.and_then(|r| r.requests.as_ref()),
+            status.and_then(|s| s.capacity.as_ref()),
+            status.and_then(|s| s.allocated_resources.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            all.extend(m.values().map(|q| q.0.as_str()));
+        }
+    }
+    first_malformed(all)
+}
+
+/// The decoding error of the first malformed quantity in `quantities`, if any.
+pub fn first_malformed<'a>(quantities: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    quantities
+        .into_iter()
+        .find_map(|q| kruise_api::validation::quantity::parse_quantity(q).err())
+        .map(|e| e.to_string())
+}
+
 const RESTART_POLICY_ALWAYS: &str = "Always";
 
 /// Workload pods must restart `Always` (or leave it unset) and may not set

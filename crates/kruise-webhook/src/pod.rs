@@ -28,6 +28,15 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         Ok(p) => p,
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
+    // Go's decoder refuses a malformed quantity (`ParseQuantity`'s error, no field path).
+    let quantities = pod
+        .spec
+        .as_ref()
+        .map(kruise_api::validation::pod::pod_spec_quantities)
+        .unwrap_or_default();
+    if let Some(e) = crate::common::first_malformed(quantities) {
+        return errored(req, CODE_BAD_REQUEST, e);
+    }
     if pod.metadata.namespace.as_deref().unwrap_or("").is_empty() {
         pod.metadata.namespace = req.namespace.clone();
     }

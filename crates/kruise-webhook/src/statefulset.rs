@@ -11,12 +11,14 @@ use kruise_api::apps::{v1alpha1 as a1, v1beta1 as b1};
 use kruise_api::conversion::statefulset::to_v1beta1;
 use kube::core::admission::Operation;
 
-use crate::common::validate_workload_deletion;
+use crate::common::{
+    Absent, fill_absent_workload_fields, malformed_quantity, validate_workload_deletion,
+};
 use crate::field::FieldError;
 use crate::field::aggregate;
 use crate::support::{
-    CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode, decode_object,
-    decode_old_object, errored, patch_from_raw, patch_response,
+    CODE_BAD_REQUEST, CODE_FORBIDDEN, CODE_UNPROCESSABLE, allow, decode, decode_old_object,
+    decode_value, errored, patch_from_raw, patch_response,
 };
 use crate::{HandlerContext, Request, Response};
 use kruise_runtime::features::Feature;
@@ -25,18 +27,86 @@ fn is_v1alpha1(req: &Request) -> bool {
     req.resource.version == "v1alpha1"
 }
 
+/// Decodes the request's object (of the request's version) as Go's decoder would take it: an
+/// absent `spec.selector` or `spec.template` is decoded as empty and reported ([`Absent`]); a
+/// malformed quantity refuses the object with `ParseQuantity`'s error.
+fn decode_new<T: serde::de::DeserializeOwned>(
+    req: &Request,
+    template_and_claims: impl Fn(
+        &T,
+    ) -> (
+        &k8s_openapi::api::core::v1::PodTemplateSpec,
+        &[k8s_openapi::api::core::v1::PersistentVolumeClaim],
+    ),
+) -> Result<(T, Absent), String> {
+    let obj = req
+        .object
+        .as_ref()
+        .ok_or_else(|| "there is no content to decode".to_owned())?;
+    let mut v = serde_json::to_value(obj).map_err(|e| e.to_string())?;
+    let absent = fill_absent_workload_fields(&mut v);
+    let sts: T = decode_value(v)?;
+    let (template, claims) = template_and_claims(&sts);
+    if let Some(e) = malformed_quantity(template, claims) {
+        return Err(e);
+    }
+    Ok((sts, absent))
+}
+
+fn a1_parts(
+    s: &a1::StatefulSet,
+) -> (
+    &k8s_openapi::api::core::v1::PodTemplateSpec,
+    &[k8s_openapi::api::core::v1::PersistentVolumeClaim],
+) {
+    (
+        &s.spec.template,
+        s.spec.volume_claim_templates.as_deref().unwrap_or_default(),
+    )
+}
+
+fn b1_parts(
+    s: &b1::StatefulSet,
+) -> (
+    &k8s_openapi::api::core::v1::PodTemplateSpec,
+    &[k8s_openapi::api::core::v1::PersistentVolumeClaim],
+) {
+    (
+        &s.spec.template,
+        s.spec.volume_claim_templates.as_deref().unwrap_or_default(),
+    )
+}
+
+/// The refusal of a StatefulSet without selector or template, which OpenKruise decodes (nil
+/// selector, zero template), defaults and then refuses in its validating webhook: kruise-rs
+/// refuses it right away with the errors that validation gives the defaulted object (in
+/// v1beta1 form).
+fn refuse_absent(req: &Request, defaulted: &b1::StatefulSet, absent: Absent) -> Response {
+    let selector = (!absent.selector).then_some(&defaulted.spec.selector);
+    let errs = validation::validate_statefulset_with_selector(defaulted, selector);
+    match aggregate(&errs) {
+        Some(msg) => errored(req, CODE_UNPROCESSABLE, msg),
+        None => allow(req),
+    }
+}
+
 /// Mutating webhook for both versions: answers with the patch of the defaults (template
-/// defaults on create or when the template changed, unless `TemplateNoDefaults`).
+/// defaults on create or when the template changed, unless `TemplateNoDefaults`). Objects
+/// without selector or template are refused with the validation errors they are bound to get.
 pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     if !matches!(req.operation, Operation::Create | Operation::Update) {
         return allow(req);
     }
     let update = req.operation == Operation::Update;
     if is_v1alpha1(req) {
-        let new: a1::StatefulSet = match decode_object(req) {
+        let (new, absent): (a1::StatefulSet, Absent) = match decode_new(req, a1_parts) {
             Ok(o) => o,
             Err(e) => return errored(req, CODE_BAD_REQUEST, e),
         };
+        if absent.any() {
+            let defaulted = mutation::defaulted_v1alpha1(&ctx.gates, &new, None);
+            return refuse_absent(req, &to_v1beta1(&defaulted), absent);
+        }
         let old: Option<a1::StatefulSet> = if update {
             match decode_old_object(req) {
                 Ok(o) => o,
@@ -48,10 +118,14 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         let after = mutation::defaulted_v1alpha1(&ctx.gates, &new, old.as_ref());
         patch_response(req, patch_from_raw(req, &after))
     } else {
-        let new: b1::StatefulSet = match decode_object(req) {
+        let (new, absent): (b1::StatefulSet, Absent) = match decode_new(req, b1_parts) {
             Ok(o) => o,
             Err(e) => return errored(req, CODE_BAD_REQUEST, e),
         };
+        if absent.any() {
+            let defaulted = mutation::defaulted_v1beta1(&ctx.gates, &new, None);
+            return refuse_absent(req, &defaulted, absent);
+        }
         let old: Option<b1::StatefulSet> = if update {
             match decode_old_object(req) {
                 Ok(o) => o,
@@ -62,6 +136,16 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         };
         let after = mutation::defaulted_v1beta1(&ctx.gates, &new, old.as_ref());
         patch_response(req, patch_from_raw(req, &after))
+    }
+}
+
+/// The request's new object in v1beta1 form ([`decode_new`] of its version).
+fn decode_new_v1beta1(req: &Request) -> Result<(b1::StatefulSet, Absent), String> {
+    if is_v1alpha1(req) {
+        decode_new(req, a1_parts)
+            .map(|(o, absent): (a1::StatefulSet, Absent)| (to_v1beta1(&o), absent))
+    } else {
+        decode_new(req, b1_parts)
     }
 }
 
@@ -107,12 +191,12 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
             }
         };
     }
-    let new = match req.object.as_ref().map(|o| as_v1beta1(req, o)) {
-        Some(Ok(o)) => o,
-        Some(Err(e)) => return errored(req, CODE_BAD_REQUEST, e),
-        None => return errored(req, CODE_BAD_REQUEST, "there is no content to decode"),
+    let (new, absent) = match decode_new_v1beta1(req) {
+        Ok(decoded) => decoded,
+        Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
-    let mut errs = validation::validate_statefulset(&new);
+    let selector = (!absent.selector).then_some(&new.spec.selector);
+    let mut errs = validation::validate_statefulset_with_selector(&new, selector);
     if req.operation == Operation::Update {
         let Some(old) = old.as_ref() else {
             return errored(req, CODE_BAD_REQUEST, "there is no old object to decode");
@@ -201,6 +285,33 @@ mod tests {
         HandlerContext {
             gates: FeatureGates::default(),
             lookup: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn sts_malformed_quantity_and_absent_selector() {
+        for version in ["v1alpha1", "v1beta1"] {
+            let mut bad = sts(version);
+            bad["spec"]["template"]["spec"]["containers"][0]["resources"] =
+                json!({"limits": {"memory": "1 Gi"}});
+            let req = request("CREATE", "statefulsets", version, Some(bad), None);
+            let resp = mutate(&req, &ctx()).await;
+            assert_eq!(resp.result.code, 400, "{version}");
+            assert!(resp.result.message.starts_with("quantities must match"));
+            let mut no_selector = sts(version);
+            no_selector["spec"]
+                .as_object_mut()
+                .unwrap()
+                .remove("selector");
+            let req = request("CREATE", "statefulsets", version, Some(no_selector), None);
+            let resp = mutate(&req, &ctx()).await;
+            assert!(!resp.allowed);
+            assert_eq!(
+                kruise_e2e::corpus::paths_in_message(&resp.result.message),
+                ["spec.selector", "spec.template.metadata.labels"],
+                "{version}: {}",
+                resp.result.message
+            );
         }
     }
 

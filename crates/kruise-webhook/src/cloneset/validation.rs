@@ -281,6 +281,15 @@ fn normalized_selector(sel: &LabelSelector) -> LabelSelector {
 /// `revisionHistoryLimit` may change (so the selector is immutable); with `InPlaceOnly` the
 /// template spec may only change container images; then every rule of [`validate_cloneset`].
 pub fn validate_cloneset_update(new: &CloneSet, old: &CloneSet) -> ErrorList {
+    validate_cloneset_update_with_selector(new, Some(&new.spec.selector), old)
+}
+
+/// [`validate_cloneset_update`] with the new selector given separately (`None`: absent).
+pub fn validate_cloneset_update_with_selector(
+    new: &CloneSet,
+    selector: Option<&LabelSelector>,
+    old: &CloneSet,
+) -> ErrorList {
     let mut errs = ErrorList::new();
     if normalized_selector(&new.spec.selector) != normalized_selector(&old.spec.selector) {
         errs.push(FieldError::forbidden(
@@ -305,7 +314,7 @@ pub fn validate_cloneset_update(new: &CloneSet, old: &CloneSet) -> ErrorList {
             format!("only allowed to update images in spec for InPlaceOnly, but found {op} {path}"),
         ));
     }
-    errs.extend(validate_cloneset(new));
+    errs.extend(validate_cloneset_with_selector(new, selector));
     errs
 }
 
