@@ -164,10 +164,13 @@ pub(crate) fn validate_init_containers(
     errs
 }
 
-/// Ephemeral container fields that may be set (`allowedEphemeralContainerFields`).
+/// Ephemeral container fields that may not be set (those `allowedEphemeralContainerFields`
+/// does not allow, among the fields of Kubernetes 1.32's `EphemeralContainerCommon`).
 const EPHEMERAL_FORBIDDEN: &[&str] = &[
     "ports",
     "resources",
+    "resizePolicy",
+    "restartPolicy",
     "livenessProbe",
     "readinessProbe",
     "startupProbe",

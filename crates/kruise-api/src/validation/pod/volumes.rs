@@ -818,7 +818,9 @@ fn validate_template_meta_allow_list(
                 || val.as_object().is_some_and(serde_json::Map::is_empty)
                 || val.as_i64() == Some(0);
             if !empty {
-                e.push(FieldError::forbidden(p.child(k), "cannot be set"));
+                // Go names the field after the struct field, first letter lowered (`UID` → `uID`).
+                let name = if k == "uid" { "uID" } else { k.as_str() };
+                e.push(FieldError::forbidden(p.child(name), "cannot be set"));
             }
         }
     }
