@@ -62,6 +62,9 @@ impl fmt::Display for Path {
 pub enum ErrorKind {
     /// `Invalid value: <value>`.
     Invalid(Value),
+    /// `Invalid value: <text>` for a value Go prints with its `String()` method, unquoted
+    /// (resource names, quantities).
+    InvalidStringer(String),
     /// `Required value`.
     Required,
     /// `Forbidden`.
@@ -100,6 +103,20 @@ impl FieldError {
         Self {
             path,
             kind: ErrorKind::Invalid(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    /// `path: Invalid value: text: detail` where Go shows the value through its `String()`
+    /// method (unquoted), e.g. a resource name or a quantity.
+    pub fn invalid_stringer(
+        path: Path,
+        text: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            path,
+            kind: ErrorKind::InvalidStringer(text.into()),
             detail: detail.into(),
         }
     }
@@ -202,6 +219,7 @@ impl fmt::Display for FieldError {
         write!(f, "{}: ", self.path)?;
         match &self.kind {
             ErrorKind::Invalid(v) => write!(f, "Invalid value: {}", render_value(v))?,
+            ErrorKind::InvalidStringer(t) => write!(f, "Invalid value: {t}")?,
             ErrorKind::Required => f.write_str("Required value")?,
             ErrorKind::Forbidden => f.write_str("Forbidden")?,
             ErrorKind::Duplicate(v) => write!(f, "Duplicate value: {}", render_value(v))?,

@@ -85,31 +85,20 @@ fn is_integer_resource_name(name: &str) -> bool {
 
 /// `validateContainerResourceName`.
 fn validate_container_resource_name(name: &str, path: &Path) -> ErrorList {
-    let mut errs: ErrorList = is_qualified_name(name)
-        .into_iter()
-        .map(|m| FieldError::invalid(path.clone(), name, m))
-        .collect();
+    // Go shows a `core.ResourceName` through its `String()`: unquoted.
+    let invalid = |m: &str| FieldError::invalid_stringer(path.clone(), name, m);
+    let mut errs: ErrorList = is_qualified_name(name).iter().map(|m| invalid(m)).collect();
     if errs.is_empty() && !name.contains('/') && !is_standard_resource_name(name) {
-        errs.push(FieldError::invalid(
-            path.clone(),
-            name,
+        errs.push(invalid(
             "must be a standard resource type or fully qualified",
         ));
     }
     if !name.contains('/') {
         if !STANDARD_CONTAINER_RESOURCES.contains(&name) && !is_huge_page_resource_name(name) {
-            errs.push(FieldError::invalid(
-                path.clone(),
-                name,
-                "must be a standard resource for containers",
-            ));
+            errs.push(invalid("must be a standard resource for containers"));
         }
     } else if !is_native_resource(name) && !is_extended_resource_name(name) {
-        errs.push(FieldError::invalid(
-            path.clone(),
-            name,
-            "doesn't follow extended resource name standard",
-        ));
+        errs.push(invalid("doesn't follow extended resource name standard"));
     }
     errs
 }
@@ -125,7 +114,8 @@ fn validate_quantity_value(name: &str, q: &Quantity, path: &Path) -> ErrorList {
         ));
     }
     if is_integer_resource_name(name) && q.scaled_value(-3).is_some_and(|m| m % 1000 != 0) {
-        errs.push(FieldError::invalid(
+        // Go passes the Quantity itself, printed through its String(): unquoted.
+        errs.push(FieldError::invalid_stringer(
             path.clone(),
             q.canonical(),
             "must be an integer",

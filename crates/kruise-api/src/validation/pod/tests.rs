@@ -980,6 +980,19 @@ fn messages_read_like_kubernetes() {
             {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]}})),
         "spec.template.spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: \"{zone, DoNotSchedule}\""
     );
+    // Resource names and quantities print through their String(): unquoted.
+    assert_eq!(
+        one(
+            json!({"spec": {"containers": [container(json!({"resources": {"requests": {"bogus": "1"}}}))]}})
+        ),
+        "[spec.template.spec.containers[0].resources.requests[bogus]: Invalid value: bogus: must be a standard resource type or fully qualified, spec.template.spec.containers[0].resources.requests[bogus]: Invalid value: bogus: must be a standard resource for containers]"
+    );
+    assert_eq!(
+        one(
+            json!({"spec": {"containers": [container(json!({"resources": {"limits": {"example.com/gpu": "1500m"}}}))]}})
+        ),
+        "spec.template.spec.containers[0].resources.limits[example.com/gpu]: Invalid value: 1500m: must be an integer"
+    );
     assert_eq!(
         one(json!({"spec": {"dnsConfig": {"nameservers": ["not-an-ip"]}}})),
         "spec.template.spec.dnsConfig.nameservers[0]: Invalid value: \"not-an-ip\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
