@@ -149,6 +149,18 @@ fn pow10(n: u64) -> BigInt {
 
 /// `mantissa / 10^places`, rounded away from zero (inf's `RoundUp`).
 fn div_round_away(mantissa: &BigInt, places: u64) -> BigInt {
+    if mantissa.is_zero() {
+        return BigInt::zero();
+    }
+    // |mantissa| < 10^places: the quotient is 0 and the remainder not, so ±1 (without computing
+    // a huge power of ten for absurd exponents such as `1e-999999999`).
+    if places > mantissa.magnitude().to_string().len() as u64 {
+        return if mantissa.is_negative() {
+            -BigInt::one()
+        } else {
+            BigInt::one()
+        };
+    }
     let d = pow10(places);
     let (q, r) = (mantissa / &d, mantissa % &d);
     if r.is_zero() {
@@ -277,6 +289,10 @@ impl Quantity {
     /// The value in units of `10^scale`, rounded away from zero (Go's `ScaledValue`, e.g.
     /// `MilliValue` is `scaled_value(-3)`); `None` beyond 128 bits.
     pub fn scaled_value(&self, scale: i64) -> Option<i128> {
+        // Beyond 10^39 nothing fits in 128 bits (and `1e999999999` must not be expanded).
+        if !self.is_zero() && self.digits() + (self.exponent - scale) > 39 {
+            return None;
+        }
         let v = if self.exponent >= scale {
             &self.mantissa * pow10((self.exponent - scale) as u64)
         } else {
@@ -472,6 +488,10 @@ mod tests {
         assert_eq!(q("1.5").scaled_value(-3), Some(1500));
         assert_eq!(q("1.0001").scaled_value(-3), Some(1001));
         assert_eq!(q("1.5").scaled_value(0), Some(2));
+        // Absurd exponents are neither expanded nor a reason to hang.
+        assert_eq!(q("1e999999999").scaled_value(-3), None);
+        assert_eq!(q("1e-999999999").canonical(), "1e-9");
+        assert_eq!(q("1e999999999").cmp(&q("1")), Ordering::Greater);
         assert_eq!(
             q("0.0001").round_up(-3).cmp(&q("0.0002").round_up(-3)),
             Ordering::Equal
