@@ -43,14 +43,19 @@ fn decode_new(req: &Request) -> Result<(CloneSet, Absent), String> {
 
 /// The refusal of a CloneSet without selector or template, which OpenKruise decodes (nil
 /// selector, zero template), defaults and then refuses in its validating webhook: kruise-rs
-/// refuses it right away with the errors that validation gives the defaulted object.
-fn refuse_absent(req: &Request, ctx: &HandlerContext, new: &CloneSet, absent: Absent) -> Response {
-    let defaulted = mutation::defaulted_cloneset(&ctx.gates, new, None);
+/// refuses it right away with the errors that validation gives the defaulted object (with the
+/// update rules when `old` is there).
+fn refuse_absent(
+    ctx: &HandlerContext,
+    new: &CloneSet,
+    old: Option<&CloneSet>,
+    absent: Absent,
+) -> ErrorList {
+    let defaulted = mutation::defaulted_cloneset(&ctx.gates, new, old);
     let selector = (!absent.selector).then_some(&defaulted.spec.selector);
-    let errs = validation::validate_cloneset_with_selector(&defaulted, selector);
-    match aggregate(&errs) {
-        Some(msg) => errored(req, CODE_UNPROCESSABLE, msg),
-        None => allow(req),
+    match old {
+        Some(o) => validation::validate_cloneset_update_with_selector(&defaulted, selector, o),
+        None => validation::validate_cloneset_with_selector(&defaulted, selector),
     }
 }
 
@@ -62,9 +67,8 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     if !matches!(req.operation, Operation::Create | Operation::Update) {
         return allow(req);
     }
-    let new: CloneSet = match decode_new(req) {
-        Ok((o, absent)) if absent.any() => return refuse_absent(req, ctx, &o, absent),
-        Ok((o, _)) => o,
+    let (new, absent) = match decode_new(req) {
+        Ok(decoded) => decoded,
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
     let old: Option<CloneSet> = if req.operation == Operation::Update {
@@ -75,6 +79,12 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     } else {
         None
     };
+    if absent.any() {
+        return match aggregate(&refuse_absent(ctx, &new, old.as_ref(), absent)) {
+            Some(msg) => errored(req, CODE_UNPROCESSABLE, msg),
+            None => allow(req),
+        };
+    }
     let after = mutation::defaulted_cloneset(&ctx.gates, &new, old.as_ref());
     patch_response(req, patch_from_raw(req, &after))
 }
@@ -309,6 +319,24 @@ mod tests {
         assert_eq!(resp.result.code, 422);
         assert!(
             resp.result.message.starts_with("[spec.selector: Required value, spec.template.metadata.labels: Invalid value: {\"app\":\"demo\"}: `selector` does not match template `labels`"),
+            "{}",
+            resp.result.message
+        );
+        // On update, the update rules join in (the selector changed).
+        let mut old = cs(1, json!({}));
+        old["spec"]["updateStrategy"] =
+            json!({"type": "ReCreate", "partition": 0, "maxUnavailable": 1});
+        let req = request(
+            "UPDATE",
+            "clonesets",
+            "v1alpha1",
+            Some(no_selector.clone()),
+            Some(old),
+        );
+        let resp = mutate(&req, &ctx(FeatureGates::default())).await;
+        assert_eq!(
+            kruise_e2e::corpus::paths_in_message(&resp.result.message),
+            ["spec", "spec.selector", "spec.template.metadata.labels"],
             "{}",
             resp.result.message
         );

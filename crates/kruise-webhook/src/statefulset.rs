@@ -80,10 +80,18 @@ fn b1_parts(
 /// The refusal of a StatefulSet without selector or template, which OpenKruise decodes (nil
 /// selector, zero template), defaults and then refuses in its validating webhook: kruise-rs
 /// refuses it right away with the errors that validation gives the defaulted object (in
-/// v1beta1 form).
-fn refuse_absent(req: &Request, defaulted: &b1::StatefulSet, absent: Absent) -> Response {
+/// v1beta1 form; with the update rules when `old` is there).
+fn refuse_absent(
+    req: &Request,
+    defaulted: &b1::StatefulSet,
+    old: Option<&b1::StatefulSet>,
+    absent: Absent,
+) -> Response {
     let selector = (!absent.selector).then_some(&defaulted.spec.selector);
-    let errs = validation::validate_statefulset_with_selector(defaulted, selector);
+    let mut errs = validation::validate_statefulset_with_selector(defaulted, selector);
+    if let Some(old) = old {
+        errs.extend(validation::validate_statefulset_update(defaulted, old));
+    }
     match aggregate(&errs) {
         Some(msg) => errored(req, CODE_UNPROCESSABLE, msg),
         None => allow(req),
@@ -103,10 +111,6 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
             Ok(o) => o,
             Err(e) => return errored(req, CODE_BAD_REQUEST, e),
         };
-        if absent.any() {
-            let defaulted = mutation::defaulted_v1alpha1(&ctx.gates, &new, None);
-            return refuse_absent(req, &to_v1beta1(&defaulted), absent);
-        }
         let old: Option<a1::StatefulSet> = if update {
             match decode_old_object(req) {
                 Ok(o) => o,
@@ -115,6 +119,11 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         } else {
             None
         };
+        if absent.any() {
+            let defaulted = mutation::defaulted_v1alpha1(&ctx.gates, &new, old.as_ref());
+            let old = old.as_ref().map(to_v1beta1);
+            return refuse_absent(req, &to_v1beta1(&defaulted), old.as_ref(), absent);
+        }
         let after = mutation::defaulted_v1alpha1(&ctx.gates, &new, old.as_ref());
         patch_response(req, patch_from_raw(req, &after))
     } else {
@@ -122,10 +131,6 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
             Ok(o) => o,
             Err(e) => return errored(req, CODE_BAD_REQUEST, e),
         };
-        if absent.any() {
-            let defaulted = mutation::defaulted_v1beta1(&ctx.gates, &new, None);
-            return refuse_absent(req, &defaulted, absent);
-        }
         let old: Option<b1::StatefulSet> = if update {
             match decode_old_object(req) {
                 Ok(o) => o,
@@ -134,6 +139,10 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         } else {
             None
         };
+        if absent.any() {
+            let defaulted = mutation::defaulted_v1beta1(&ctx.gates, &new, old.as_ref());
+            return refuse_absent(req, &defaulted, old.as_ref(), absent);
+        }
         let after = mutation::defaulted_v1beta1(&ctx.gates, &new, old.as_ref());
         patch_response(req, patch_from_raw(req, &after))
     }
