@@ -178,7 +178,7 @@ const EPHEMERAL_FORBIDDEN: &[&str] = &[
 ];
 
 /// An ephemeral container as the `Container` its common part is.
-fn ephemeral_as_container(ec: &EphemeralContainer) -> Container {
+pub(crate) fn ephemeral_as_container(ec: &EphemeralContainer) -> Container {
     let mut v = serde_json::to_value(ec).unwrap_or_default();
     if let Some(m) = v.as_object_mut() {
         m.remove("targetContainerName");

@@ -467,12 +467,8 @@ pub(crate) fn visit_containers(spec: &PodSpec, path: &Path) -> Vec<(Container, P
         out.push((c.clone(), path.child("containers").index(i)));
     }
     for (i, c) in spec.ephemeral_containers.iter().flatten().enumerate() {
-        let mut v = serde_json::to_value(c).unwrap_or_default();
-        if let Some(m) = v.as_object_mut() {
-            m.remove("targetContainerName");
-        }
         out.push((
-            serde_json::from_value(v).unwrap_or_default(),
+            super::containers::ephemeral_as_container(c),
             path.child("ephemeralContainers").index(i),
         ));
     }

@@ -94,7 +94,8 @@ fn required_str(errs: &mut ErrorList, value: &str, path: Path) {
 fn validate_volume_source(v: &Volume, path: &Path, opts: &PodValidationOptions) -> ErrorList {
     let mut errs = ErrorList::new();
     let mut n = 0;
-    // `extra` is the child path a second source is reported on.
+    // One source: a second one is forbidden (reported on `$name`), the first is checked by
+    // `$body`.
     macro_rules! source {
         ($field:expr, $name:literal, $body:expr) => {
             if let Some(src) = $field.as_ref() {
