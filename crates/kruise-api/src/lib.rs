@@ -7,7 +7,9 @@
 //! - [`keys`]: the well-known label/annotation/condition names,
 //! - [`crds`]: the CustomResourceDefinitions generated from these types (`config/crd/`),
 //! - [`conversion`]: lossless v1alpha1 ⇄ v1beta1 conversion for every kind served in both,
-//! - [`defaults`]: the values OpenKruise's mutating webhooks fill in, as plain functions.
+//! - [`defaults`]: the values OpenKruise's mutating webhooks fill in, as plain functions,
+//! - [`validation`]: Kubernetes' field errors and validation rules (names, labels, selectors,
+//!   quantities, pod templates) that OpenKruise's validating webhooks apply, as plain functions.
 //!
 //! Field types follow one rule so that objects round-trip unchanged: a Go field that is a
 //! pointer or `omitempty` is an `Option` here (absent stays absent, an explicit zero stays
@@ -23,3 +25,4 @@ pub mod defaults;
 pub mod keys;
 pub mod policy;
 pub mod schema;
+pub mod validation;

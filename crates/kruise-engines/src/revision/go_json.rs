@@ -257,92 +257,14 @@ fn check_kind(
                 Value::String(s) => s.trim().to_owned(),
                 other => other.to_string(),
             };
-            parse_quantity_syntax(&text).map_err(|e| DecodeMismatch {
-                path: path.to_owned(),
-                reason: e.to_owned(),
-            })
+            kruise_api::validation::quantity::parse_quantity(&text)
+                .map(|_| ())
+                .map_err(|e| DecodeMismatch {
+                    path: path.to_owned(),
+                    reason: e.to_string(),
+                })
         }
         Kind::Custom(Custom::Raw) => Ok(()),
-    }
-}
-
-/// apimachinery's `resource.ParseQuantity` as far as accepting or refusing goes: its
-/// `parseQuantityString` scan (sign, digits, one optional fraction, then a suffix of
-/// `eEinumkKMGTP` letters optionally followed by a signed integer) and the suffix lookup (SI
-/// `n u m "" k M G T P E`, binary `Ki Mi Gi Ti Pi Ei`, or `e`/`E` with an exponent). Errors
-/// carry apimachinery's texts.
-pub fn parse_quantity_syntax(s: &str) -> Result<(), &'static str> {
-    const FORMAT: &str = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-    const SUFFIX: &str = "unable to parse quantity's suffix";
-    let b = s.as_bytes();
-    if b.is_empty() {
-        return Err(FORMAT);
-    }
-    let end = b.len();
-    let mut pos = 0;
-    if matches!(b[0], b'+' | b'-') {
-        pos += 1;
-    }
-    while pos < end && b[pos] == b'0' {
-        pos += 1;
-    }
-    if pos >= end {
-        return Ok(());
-    }
-    while pos < end && b[pos].is_ascii_digit() {
-        pos += 1;
-    }
-    if pos >= end {
-        return Ok(());
-    }
-    if b[pos] == b'.' {
-        pos += 1;
-        while pos < end && b[pos].is_ascii_digit() {
-            pos += 1;
-        }
-        if pos >= end {
-            return Ok(());
-        }
-    }
-    let suffix_start = pos;
-    while pos < end && b"eEinumkKMGTP".contains(&b[pos]) {
-        pos += 1;
-    }
-    if pos < end && matches!(b[pos], b'-' | b'+') {
-        pos += 1;
-    }
-    while pos < end && b[pos].is_ascii_digit() {
-        pos += 1;
-    }
-    if pos < end {
-        return Err(FORMAT);
-    }
-    let suffix = &s[suffix_start..];
-    let known = matches!(
-        suffix,
-        "" | "n"
-            | "u"
-            | "m"
-            | "k"
-            | "M"
-            | "G"
-            | "T"
-            | "P"
-            | "E"
-            | "Ki"
-            | "Mi"
-            | "Gi"
-            | "Ti"
-            | "Pi"
-            | "Ei"
-    );
-    let exponent = suffix.len() > 1
-        && matches!(suffix.as_bytes()[0], b'e' | b'E')
-        && suffix[1..].parse::<i64>().is_ok();
-    if known || exponent {
-        Ok(())
-    } else {
-        Err(SUFFIX)
     }
 }
 
@@ -785,31 +707,6 @@ mod tests {
             for f in fields {
                 check(schema, &f.kind);
             }
-        }
-    }
-
-    #[test]
-    fn quantity_syntax_as_apimachinery() {
-        for ok in [
-            "1", "0", "-", "+", ".", "1.5", "100m", "1Gi", "1e3", "1E", "2E-3", "+1.5Ki", "0.0001",
-            "Gi", "e3", "m",
-        ] {
-            assert_eq!(parse_quantity_syntax(ok), Ok(()), "{ok}");
-        }
-        for bad in ["", "abc", "1.2.3", "1 Gi", "1x"] {
-            assert!(
-                parse_quantity_syntax(bad)
-                    .unwrap_err()
-                    .starts_with("quantities"),
-                "{bad}"
-            );
-        }
-        for bad in ["1e", "1iG", "1Ki3"] {
-            assert_eq!(
-                parse_quantity_syntax(bad),
-                Err("unable to parse quantity's suffix"),
-                "{bad}"
-            );
         }
     }
 

@@ -15,9 +15,9 @@ use serde_json::json;
 
 use crate::common::{
     check_nonnegative, first_non_image_change, int_or_string_text, scaled_value,
-    validate_object_meta, validate_pod_template, validate_priority_strategy,
-    validate_restart_and_deadline, validate_scatter_strategy,
-    validate_selector_and_template_labels,
+    validate_object_meta, validate_priority_strategy, validate_restart_and_deadline,
+    validate_scatter_strategy, validate_selector_and_template_labels,
+    validate_template_with_claims,
 };
 use crate::field::{ErrorList, FieldError, Path};
 
@@ -31,30 +31,36 @@ fn replicas_of(spec: &CloneSetSpec) -> i32 {
 }
 
 /// Validates a CloneSet being created, or the new state of one being updated (the existence
-/// checks of `podsToDelete` are separate, see [`pods_to_delete_to_check`]): metadata; `replicas >= 0`; non-empty valid selector matching the template labels; the pod
-/// template (volume claim templates count as volumes); `restartPolicy` Always and no
-/// `activeDeadlineSeconds`; no duplicate `podsToDelete`; update strategy
+/// checks of `podsToDelete` are separate, see [`pods_to_delete_to_check`]): metadata;
+/// `replicas >= 0`; non-empty valid selector matching the template labels; the pod template
+/// (Kubernetes' `ValidatePodTemplateSpec` on the defaulted template, volume claim templates
+/// counting as volumes; not when the selector cannot be converted); `restartPolicy` Always and
+/// no `activeDeadlineSeconds`; no duplicate `podsToDelete`; update strategy
 /// ([`validate_update_strategy`]); `progressDeadlineSeconds >= 0` and greater than
 /// `minReadySeconds` unless it is `2147483647`.
 pub fn validate_cloneset(cs: &CloneSet) -> ErrorList {
+    validate_cloneset_with_selector(cs, Some(&cs.spec.selector))
+}
+
+/// [`validate_cloneset`] with the selector given separately: `None` for a CloneSet whose
+/// `spec.selector` is absent (Go decodes it as nil; kruise-rs' type needs one, so the handler
+/// fills in an empty one and says so).
+pub fn validate_cloneset_with_selector(
+    cs: &CloneSet,
+    selector: Option<&LabelSelector>,
+) -> ErrorList {
     let mut errs = validate_object_meta(&cs.metadata);
     let spec = &cs.spec;
     let sp = Path::new("spec");
     let replicas = replicas_of(spec);
     errs.extend(check_nonnegative(i64::from(replicas), sp.child("replicas")));
     let (selector_errs, check_template) =
-        validate_selector_and_template_labels(&spec.selector, &spec.template, "cloneset", &sp);
+        validate_selector_and_template_labels(selector, &spec.template, "cloneset", &sp);
     errs.extend(selector_errs);
     if check_template {
-        let vct_names: Vec<&str> = spec
-            .volume_claim_templates
-            .iter()
-            .flatten()
-            .filter_map(|pvc| pvc.metadata.name.as_deref())
-            .collect();
-        errs.extend(validate_pod_template(
+        errs.extend(validate_template_with_claims(
             &spec.template,
-            &vct_names,
+            spec.volume_claim_templates.as_deref().unwrap_or_default(),
             &sp.child("template"),
         ));
     }
@@ -275,6 +281,15 @@ fn normalized_selector(sel: &LabelSelector) -> LabelSelector {
 /// `revisionHistoryLimit` may change (so the selector is immutable); with `InPlaceOnly` the
 /// template spec may only change container images; then every rule of [`validate_cloneset`].
 pub fn validate_cloneset_update(new: &CloneSet, old: &CloneSet) -> ErrorList {
+    validate_cloneset_update_with_selector(new, Some(&new.spec.selector), old)
+}
+
+/// [`validate_cloneset_update`] with the new selector given separately (`None`: absent).
+pub fn validate_cloneset_update_with_selector(
+    new: &CloneSet,
+    selector: Option<&LabelSelector>,
+    old: &CloneSet,
+) -> ErrorList {
     let mut errs = ErrorList::new();
     if normalized_selector(&new.spec.selector) != normalized_selector(&old.spec.selector) {
         errs.push(FieldError::forbidden(
@@ -299,7 +314,7 @@ pub fn validate_cloneset_update(new: &CloneSet, old: &CloneSet) -> ErrorList {
             format!("only allowed to update images in spec for InPlaceOnly, but found {op} {path}"),
         ));
     }
-    errs.extend(validate_cloneset(new));
+    errs.extend(validate_cloneset_with_selector(new, selector));
     errs
 }
 

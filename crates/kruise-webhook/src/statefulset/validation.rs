@@ -14,9 +14,9 @@ use kruise_engines::intstr;
 use serde_json::json;
 
 use crate::common::{
-    check_nonnegative, first_non_image_change, int_or_string_text, validate_annotation_keys,
-    validate_labels, validate_object_meta, validate_priority_strategy,
-    validate_restart_and_deadline, validate_selector_and_template_labels,
+    check_nonnegative, first_non_image_change, int_or_string_text, validate_object_meta,
+    validate_priority_strategy, validate_restart_and_deadline,
+    validate_selector_and_template_labels, validate_statefulset_template,
 };
 use crate::field::{ErrorList, FieldError, Path};
 
@@ -269,9 +269,19 @@ pub fn validate_update_strategy(spec: &StatefulSetSpec) -> ErrorList {
 /// Validates a StatefulSet being created or the new state of one being updated: metadata;
 /// pod management policy; reserve ordinals; `scaleStrategy.maxUnavailable`; update strategy;
 /// PVC retention policy; `replicas >= 0`; a valid non-empty selector matching the template
-/// labels, template labels and annotation keys (Kubernetes validates no more of a StatefulSet
-/// template); `restartPolicy` Always and no `activeDeadlineSeconds`.
+/// labels, and then what Kubernetes validates of a StatefulSet template (labels, annotations
+/// and pod-specific annotations, not the pod spec: `ValidatePodTemplateSpecForStatefulSet`);
+/// `restartPolicy` Always and no `activeDeadlineSeconds`.
 pub fn validate_statefulset(sts: &StatefulSet) -> ErrorList {
+    validate_statefulset_with_selector(sts, Some(&sts.spec.selector))
+}
+
+/// [`validate_statefulset`] with the selector given separately: `None` for a StatefulSet whose
+/// `spec.selector` is absent (Go decodes it as nil; kruise-rs' type needs one).
+pub fn validate_statefulset_with_selector(
+    sts: &StatefulSet,
+    selector: Option<&LabelSelector>,
+) -> ErrorList {
     let spec = &sts.spec;
     let sp = spec_path();
     let mut errs = validate_object_meta(&sts.metadata);
@@ -295,14 +305,12 @@ pub fn validate_statefulset(sts: &StatefulSet) -> ErrorList {
         sp.child("replicas"),
     ));
     let (selector_errs, check_template) =
-        validate_selector_and_template_labels(&spec.selector, &spec.template, "statefulset", &sp);
+        validate_selector_and_template_labels(selector, &spec.template, "statefulset", &sp);
     errs.extend(selector_errs);
-    if check_template && let Some(meta) = spec.template.metadata.as_ref() {
-        let tp = sp.child("template");
-        errs.extend(validate_labels(meta.labels.as_ref(), &tp.child("labels")));
-        errs.extend(validate_annotation_keys(
-            meta.annotations.as_ref(),
-            &tp.child("annotations"),
+    if check_template {
+        errs.extend(validate_statefulset_template(
+            &spec.template,
+            &sp.child("template"),
         ));
     }
     errs.extend(validate_restart_and_deadline(

@@ -9,6 +9,7 @@
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::api::storage::v1::StorageClass;
 use kruise_api::apps::v1beta1::{StatefulSet, volume_claim_update_strategy_type};
+use kruise_api::validation::quantity::Quantity;
 use serde_json::json;
 
 use crate::field::{FieldError, Path};
@@ -36,33 +37,11 @@ fn template_path(name: &str) -> Path {
     Path::new("spec").child(&format!("volumeClaimTemplates[{name}]"))
 }
 
-/// Parses a Kubernetes quantity (`10Gi`, `500M`, `1.5e3`, `100m`) to a number; `None` if
-/// malformed.
-pub fn parse_quantity(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let suffixes: [(&str, f64); 15] = [
-        ("Ki", 1024f64),
-        ("Mi", 1024f64.powi(2)),
-        ("Gi", 1024f64.powi(3)),
-        ("Ti", 1024f64.powi(4)),
-        ("Pi", 1024f64.powi(5)),
-        ("Ei", 1024f64.powi(6)),
-        ("n", 1e-9),
-        ("u", 1e-6),
-        ("m", 1e-3),
-        ("k", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
-        ("T", 1e12),
-        ("P", 1e15),
-        ("E", 1e18),
-    ];
-    for (suffix, factor) in suffixes {
-        if let Some(num) = s.strip_suffix(suffix) {
-            return num.parse::<f64>().ok().map(|n| n * factor);
-        }
-    }
-    s.parse::<f64>().ok()
+/// A storage quantity as a value ([`kruise_api::validation::quantity::Quantity`], compared
+/// exactly); absent or malformed counts as zero.
+pub fn storage_value(q: Option<&str>) -> Quantity {
+    q.and_then(|q| Quantity::parse(q).ok())
+        .unwrap_or_else(|| Quantity::parse("0").expect("zero parses"))
 }
 
 fn storage(
@@ -75,14 +54,15 @@ fn storage(
             k8s_openapi::apimachinery::pkg::api::resource::Quantity,
         >,
     >,
-) -> f64 {
-    pvc.spec
-        .as_ref()
-        .and_then(|s| s.resources.as_ref())
-        .and_then(pick)
-        .and_then(|m| m.get("storage"))
-        .and_then(|q| parse_quantity(&q.0))
-        .unwrap_or(0.0)
+) -> Quantity {
+    storage_value(
+        pvc.spec
+            .as_ref()
+            .and_then(|s| s.resources.as_ref())
+            .and_then(pick)
+            .and_then(|m| m.get("storage"))
+            .map(|q| q.0.as_str()),
+    )
 }
 
 /// Whether the storage request or limit differs between the two templates.
@@ -249,10 +229,9 @@ mod tests {
 
     #[test]
     fn vct_quantities() {
-        assert_eq!(parse_quantity("1Gi"), Some(1073741824.0));
-        assert_eq!(parse_quantity("1024Mi"), parse_quantity("1Gi"));
-        assert_eq!(parse_quantity("1.5k"), Some(1500.0));
-        assert_eq!(parse_quantity("bad"), None);
+        assert_eq!(storage_value(Some("1024Mi")), storage_value(Some("1Gi")));
+        assert!(storage_value(Some("1.5k")) > storage_value(Some("1k")));
+        assert_eq!(storage_value(Some("bad")), storage_value(None));
     }
 
     #[test]

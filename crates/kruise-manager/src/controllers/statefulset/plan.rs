@@ -611,6 +611,15 @@ pub fn count_replicas(
     status.updated_available_replicas = Some(upd_avail);
 }
 
+/// A storage quantity (absent or malformed: zero), compared exactly.
+fn storage_value(
+    q: Option<&k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+) -> kruise_api::validation::quantity::Quantity {
+    use kruise_api::validation::quantity::Quantity;
+    q.and_then(|q| Quantity::parse(&q.0).ok())
+        .unwrap_or_else(|| Quantity::parse("0").expect("zero parses"))
+}
+
 /// Whether a claim satisfies its template (OpenKruise `isPVCCompatible`): same storage class
 /// when both name one, the same access modes, and at least the requested storage.
 pub fn claim_compatible(claim: &PersistentVolumeClaim, template: &PersistentVolumeClaim) -> bool {
@@ -626,33 +635,33 @@ pub fn claim_compatible(claim: &PersistentVolumeClaim, template: &PersistentVolu
         return false;
     }
     let storage = |s: &k8s_openapi::api::core::v1::PersistentVolumeClaimSpec| {
-        s.resources
-            .as_ref()
-            .and_then(|r| r.requests.as_ref())
-            .and_then(|r| r.get("storage"))
-            .and_then(|q| kruise_webhook::statefulset::volumeclaims::parse_quantity(&q.0))
-            .unwrap_or(0.0)
+        storage_value(
+            s.resources
+                .as_ref()
+                .and_then(|r| r.requests.as_ref())
+                .and_then(|r| r.get("storage")),
+        )
     };
     storage(c) >= storage(t)
 }
 
 /// Whether a claim's capacity has reached its request (OpenKruise `isPVCReady`).
 pub fn claim_ready(claim: &PersistentVolumeClaim) -> bool {
-    let requested = claim
-        .spec
-        .as_ref()
-        .and_then(|s| s.resources.as_ref())
-        .and_then(|r| r.requests.as_ref())
-        .and_then(|r| r.get("storage"))
-        .and_then(|q| kruise_webhook::statefulset::volumeclaims::parse_quantity(&q.0))
-        .unwrap_or(0.0);
-    let capacity = claim
-        .status
-        .as_ref()
-        .and_then(|s| s.capacity.as_ref())
-        .and_then(|c| c.get("storage"))
-        .and_then(|q| kruise_webhook::statefulset::volumeclaims::parse_quantity(&q.0))
-        .unwrap_or(0.0);
+    let requested = storage_value(
+        claim
+            .spec
+            .as_ref()
+            .and_then(|s| s.resources.as_ref())
+            .and_then(|r| r.requests.as_ref())
+            .and_then(|r| r.get("storage")),
+    );
+    let capacity = storage_value(
+        claim
+            .status
+            .as_ref()
+            .and_then(|s| s.capacity.as_ref())
+            .and_then(|c| c.get("storage")),
+    );
     capacity >= requested
 }
 
