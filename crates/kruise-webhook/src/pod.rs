@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::core::admission::Operation;
 
 use crate::support::{
-    CODE_BAD_REQUEST, CODE_INTERNAL, allow, decode_workload_object, defaults_patch, errored,
+    CODE_BAD_REQUEST, CODE_INTERNAL, allow, change_patch, decode_workload_object, errored,
     patch_response,
 };
 use crate::{HandlerContext, Request, Response};
@@ -47,7 +47,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     if !changed {
         return allow(req);
     }
-    patch_response(req, defaults_patch(&original, &pod))
+    patch_response(req, change_patch(req, &original, &pod))
 }
 
 #[cfg(test)]

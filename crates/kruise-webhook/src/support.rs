@@ -189,6 +189,29 @@ pub fn defaults_patch<T: Serialize>(before: &T, after: &T) -> Result<json_patch:
     Ok(json_patch::diff(&b, &a))
 }
 
+/// The patch of a handler that changed a typed object (OpenKruise's pod webhook:
+/// `PatchResponseFromRaw(marshal(original), marshal(modified))`): [`defaults_patch`] of the two
+/// typed forms, which touches only what the handler changed. The API server applies it to the
+/// request's raw object, though, which may lack what the typed form always has (a pod without
+/// `spec`): when the patch would not apply there, the patch from the raw object to `after`
+/// instead, so the answer never carries a patch the API server cannot apply.
+pub fn change_patch<T: Serialize>(
+    req: &Request,
+    before: &T,
+    after: &T,
+) -> Result<json_patch::Patch, String> {
+    let patch = defaults_patch(before, after)?;
+    let raw = match req.object.as_ref() {
+        Some(o) => serde_json::to_value(o).map_err(|e| e.to_string())?,
+        None => return Ok(patch),
+    };
+    if json_patch::patch(&mut raw.clone(), &patch).is_ok() {
+        return Ok(patch);
+    }
+    let a = serde_json::to_value(after).map_err(|e| e.to_string())?;
+    Ok(json_patch::diff(&raw, &a))
+}
+
 /// The JSON patch from the request's object as sent to `after` serialised: as OpenKruise's
 /// workload mutating webhooks (`admission.PatchResponseFromRaw(req.Object.Raw, marshalled)`),
 /// so what the typed object drops on the way (fields unknown to the kind, `null`s) is removed
