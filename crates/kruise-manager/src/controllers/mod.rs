@@ -91,6 +91,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 ),
                 rule("apps.kruise.io", &["statefulsets/finalizers"], &["update"]),
                 rule("", &["pods", "persistentvolumeclaims"], READ_WRITE),
+                rule("storage.k8s.io", &["storageclasses"], READ),
                 rule("", &["pods/status"], &["get", "patch", "update"]),
                 rule("apps", &["controllerrevisions"], READ_WRITE),
             ]

@@ -78,6 +78,8 @@ pub struct State {
     pub updates: UpdateExpectations,
     /// Minimum resourceVersions the cache must show for pods we wrote.
     pub resource_versions: ResourceVersionExpectations,
+    /// Update revisions whose skipped image pre-download was already logged (`ns/name/rev`).
+    pub predownload_logged: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 /// The Advanced StatefulSet controlling `obj`, if any.
@@ -132,6 +134,28 @@ fn observe_owned<K: Cached>(
     })
 }
 
+/// Follows the claims this controller expanded (annotation `apps.kruise.io/owned-by-asts:
+/// <set>`, OpenKruise's `pvcEventHandler`): a change of one (its capacity growing, a resize
+/// condition) asks for a reconcile of that set.
+fn observe_expanded_claims(
+    informer: &Informer<PersistentVolumeClaim>,
+    triggers: futures::channel::mpsc::UnboundedSender<ObjectRef<StatefulSet>>,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    informer.subscribe().for_each(move |event| {
+        if let CacheEvent::Apply(claim) = &event
+            && let Some(set) = claim
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(plan::PVC_OWNED_BY_ASTS))
+        {
+            let ns = claim.metadata.namespace.as_deref().unwrap_or("");
+            let _ = triggers.unbounded_send(ObjectRef::new(set).within(ns));
+        }
+        std::future::ready(())
+    })
+}
+
 /// Sets the controller up (its informers start filling the shared cache at once) and returns
 /// the future that runs it with `workers` (`--statefulset-workers`) once every cache it reads
 /// has synced.
@@ -148,6 +172,7 @@ pub fn setup(
         scale: ScaleExpectations::new(),
         updates: UpdateExpectations::new(),
         resource_versions: ResourceVersionExpectations::new(),
+        predownload_logged: Arc::default(),
     };
     let caches = vec![
         sets.synced(),
@@ -156,9 +181,10 @@ pub fn setup(
         state.revisions.synced(),
     ];
     let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
-    let observers = futures::future::join(
+    let observers = futures::future::join3(
         observe_owned(&state.pods, state.clone(), triggers.clone()),
-        observe_owned(&state.revisions, state.clone(), triggers),
+        observe_owned(&state.revisions, state.clone(), triggers.clone()),
+        observe_expanded_claims(&state.pvcs, triggers),
     );
     let shutdown = ctx.shutdown.clone();
     let observers = tokio::spawn(async move {

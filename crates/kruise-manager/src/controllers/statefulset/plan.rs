@@ -620,29 +620,81 @@ fn storage_value(
         .unwrap_or_else(|| Quantity::parse("0").expect("zero parses"))
 }
 
-/// Whether a claim satisfies its template (OpenKruise `isPVCCompatible`): same storage class
-/// when both name one, the same access modes, and at least the requested storage.
-pub fn claim_compatible(claim: &PersistentVolumeClaim, template: &PersistentVolumeClaim) -> bool {
-    let (Some(c), Some(t)) = (claim.spec.as_ref(), template.spec.as_ref()) else {
-        return claim.spec.is_none() && template.spec.is_none();
-    };
-    if let (Some(a), Some(b)) = (&c.storage_class_name, &t.storage_class_name)
+/// `apps.kruise.io/owned-by-asts`: on a claim the controller expanded, the set's name.
+pub const PVC_OWNED_BY_ASTS: &str = "apps.kruise.io/owned-by-asts";
+
+/// OpenKruise `IsClaimCompatibleWithoutSize`: same storage class when both name one, and the
+/// same access modes in the same order.
+pub fn claim_compatible_without_size(
+    claim: &PersistentVolumeClaim,
+    template: &PersistentVolumeClaim,
+) -> bool {
+    let sc = |c: &PersistentVolumeClaim| c.spec.as_ref().and_then(|s| s.storage_class_name.clone());
+    if let (Some(a), Some(b)) = (sc(claim), sc(template))
         && a != b
     {
         return false;
     }
-    if c.access_modes != t.access_modes {
+    let modes = |c: &PersistentVolumeClaim| {
+        c.spec
+            .as_ref()
+            .and_then(|s| s.access_modes.clone())
+            .unwrap_or_default()
+    };
+    modes(claim) == modes(template)
+}
+
+fn requested_storage(c: &PersistentVolumeClaim) -> kruise_api::validation::quantity::Quantity {
+    storage_value(
+        c.spec
+            .as_ref()
+            .and_then(|s| s.resources.as_ref())
+            .and_then(|r| r.requests.as_ref())
+            .and_then(|r| r.get("storage")),
+    )
+}
+
+/// OpenKruise `IsPVCNeedExpand`: the claim requests less storage than its template.
+pub fn claim_needs_expand(claim: &PersistentVolumeClaim, template: &PersistentVolumeClaim) -> bool {
+    requested_storage(claim) < requested_storage(template)
+}
+
+/// OpenKruise `CompareWithCheckFn(claim, template, IsPVCNeedExpand)` as the rolling update
+/// reads it: `Some(true)` the claim matches its template, `Some(false)` it only needs to be
+/// expanded, `None` it differs in more than size (class or access modes).
+pub fn claim_match(
+    claim: &PersistentVolumeClaim,
+    template: &PersistentVolumeClaim,
+) -> Option<bool> {
+    if !claim_compatible_without_size(claim, template) {
+        return None;
+    }
+    Some(!claim_needs_expand(claim, template))
+}
+
+/// OpenKruise `IsPatchPVCCompleted`: compatible and ready, or compatible with the file system
+/// resize pending (the node finishes it).
+pub fn claim_patch_completed(
+    claim: &PersistentVolumeClaim,
+    template: &PersistentVolumeClaim,
+) -> bool {
+    if !claim_compatible(claim, template) {
         return false;
     }
-    let storage = |s: &k8s_openapi::api::core::v1::PersistentVolumeClaimSpec| {
-        storage_value(
-            s.resources
-                .as_ref()
-                .and_then(|r| r.requests.as_ref())
-                .and_then(|r| r.get("storage")),
-        )
-    };
-    storage(c) >= storage(t)
+    claim_ready(claim)
+        || claim
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .any(|c| c.type_ == "FileSystemResizePending" && c.status == "True")
+}
+
+/// Whether a claim satisfies its template (OpenKruise `isPVCCompatible`): same storage class
+/// when both name one, the same access modes, and at least the requested storage.
+pub fn claim_compatible(claim: &PersistentVolumeClaim, template: &PersistentVolumeClaim) -> bool {
+    claim_match(claim, template) == Some(true)
 }
 
 /// Whether a claim's capacity has reached its request (OpenKruise `isPVCReady`).

@@ -77,6 +77,8 @@ struct Pass<'a> {
     owner: ObjectReference,
     now: jiff::Timestamp,
     auto_delete_pvc: bool,
+    /// Gate StatefulSetAutoResizePVCGate and `volumeClaimUpdateStrategy.type: OnPodRollingUpdate`.
+    resize_claims: bool,
     pod_index_label: bool,
     range: kruise_engines::ordinals::OrdinalRange,
     min_ready: i32,
@@ -109,6 +111,13 @@ pub(super) async fn sync(
         owner: events::object_ref(set),
         now: jiff::Timestamp::now(),
         auto_delete_pvc: ctx.gates.enabled(Feature::StatefulSetAutoDeletePVC),
+        resize_claims: ctx.gates.enabled(Feature::StatefulSetAutoResizePVCGate)
+            && set
+                .spec
+                .volume_claim_update_strategy
+                .as_ref()
+                .and_then(|s| s.type_.as_deref())
+                == Some(kruise_api::apps::v1beta1::volume_claim_update_strategy_type::ON_POD_ROLLING_UPDATE),
         pod_index_label: ctx.gates.enabled(Feature::PodIndexLabel),
         range: plan::ordinal_range(set, ctx.gates.enabled(Feature::StatefulSetStartOrdinal)),
         min_ready: plan::min_ready_seconds(set),
@@ -1157,6 +1166,127 @@ impl Pass<'_> {
     }
 
     // -----------------------------------------------------------------------------------------
+    // Claim expansion (OpenKruise statefulset_resize_pvc.go)
+
+    /// The pod's claims the cache shows (not being deleted), with their templates.
+    fn pod_claims(&self, pod: &Pod) -> Vec<(Arc<PersistentVolumeClaim>, PersistentVolumeClaim)> {
+        let ordinal = plan::ordinal_of(pod);
+        self.set
+            .spec
+            .volume_claim_templates
+            .iter()
+            .flatten()
+            .filter_map(|t| {
+                let name = plan::claim_name(
+                    t.metadata.name.as_deref().unwrap_or(""),
+                    &self.set_name,
+                    ordinal,
+                );
+                let claim = self.claim(&name)?;
+                claim
+                    .metadata
+                    .deletion_timestamp
+                    .is_none()
+                    .then(|| (claim, t.clone()))
+            })
+            .collect()
+    }
+
+    /// OpenKruise `TryPatchPVC`: every claim of the pod smaller than its template is expanded
+    /// to the template's resources (its StorageClass must allow expansion) and marked
+    /// `apps.kruise.io/owned-by-asts`; a claim that differs in more than size is an error the
+    /// user resolves by deleting it.
+    async fn expand_claims(&self, pod: &Pod) -> Result<(), Error> {
+        let pod_name = pod.name_any();
+        for (claim, template) in self.pod_claims(pod) {
+            let name = claim.name_any();
+            match plan::claim_match(&claim, &template) {
+                Some(true) => continue,
+                Some(false) => {}
+                None => {
+                    self.ctx
+                        .recorder
+                        .warning(
+                            &self.owner,
+                            "FailedUpdatePVC",
+                            &format!("failed to update pvc {name}: contains diff other than spec resource, wait pvc to be deleted"),
+                        )
+                        .await;
+                    return Err(Error::Other(format!(
+                        "can not patch pvc {name}: contains diff other than spec resource, wait pvc to be deleted"
+                    )));
+                }
+            }
+            if let Some(sc) = claim
+                .spec
+                .as_ref()
+                .and_then(|s| s.storage_class_name.as_deref())
+            {
+                let scs: Api<k8s_openapi::api::storage::v1::StorageClass> =
+                    Api::all(self.ctx.client.clone());
+                let found = scs.get_opt(sc).await.map_err(|e| {
+                    Error::Other(format!(
+                        "could not get sc {sc} for {pod_name} when checking PVC spec: {e}"
+                    ))
+                })?;
+                let Some(found) = found else {
+                    return Err(Error::Other(format!(
+                        "could not get sc {sc} for {pod_name} when checking PVC spec"
+                    )));
+                };
+                if found.allow_volume_expansion != Some(true) {
+                    return Err(Error::Other(format!(
+                        "storage class {sc} for {pod_name} does not support volume expansion"
+                    )));
+                }
+            }
+            let mut resized = (*claim).clone();
+            resized
+                .metadata
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(plan::PVC_OWNED_BY_ASTS.to_owned(), self.set_name.clone());
+            if let (Some(spec), Some(t)) = (resized.spec.as_mut(), template.spec.as_ref()) {
+                spec.resources = t.resources.clone();
+            }
+            let result = self
+                .pvcs_api()
+                .replace(&name, &PostParams::default(), &resized)
+                .await;
+            match &result {
+                Ok(_) => {
+                    self.ctx
+                        .recorder
+                        .normal(
+                            &self.owner,
+                            "SuccessfulResize",
+                            &format!(
+                                "resize Claim {name} Pod {pod_name} in StatefulSet {} success",
+                                self.set_name
+                            ),
+                        )
+                        .await;
+                }
+                Err(e) => {
+                    self.ctx
+                        .recorder
+                        .warning(
+                            &self.owner,
+                            "FailedResize",
+                            &format!(
+                                "resize Claim {name} for Pod {pod_name} in StatefulSet {} failed error: {e}",
+                                self.set_name
+                            ),
+                        )
+                        .await;
+                }
+            }
+            result.map_err(|e| Error::Other(format!("could not update claim {name}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    // -----------------------------------------------------------------------------------------
     // Rolling update (OpenKruise rollingUpdateStatefulsetPods)
 
     async fn rolling_update(
@@ -1220,6 +1350,15 @@ impl Pass<'_> {
                     min_wait = w;
                     self.requeue.push(Some(w));
                 }
+                continue;
+            }
+            if self.resize_claims
+                && !self
+                    .pod_claims(pod)
+                    .iter()
+                    .all(|(c, _)| plan::claim_ready(c))
+            {
+                unavailable.insert(name);
             }
         }
 
@@ -1269,13 +1408,32 @@ impl Pass<'_> {
             let Some(SlotPod::Existing(pod)) = &replicas[target] else {
                 continue;
             };
-            if plan::pod_revision(pod) == update_name {
+            let claims_match = !self.resize_claims
+                || self
+                    .pod_claims(pod)
+                    .iter()
+                    .all(|(c, t)| plan::claim_match(c, t) == Some(true));
+            if plan::pod_revision(pod) == update_name && claims_match {
                 continue;
             }
             let name = pod.name_any();
             if unavailable.len() as i64 >= max_unavailable && !unavailable.contains(&name) {
                 debug!(statefulset = self.key, pod = %name, unavailable = unavailable.len(), max_unavailable, "waiting for unavailable pods before updating");
                 return Ok(status);
+            }
+            if self.resize_claims {
+                if !claims_match {
+                    self.expand_claims(pod).await?;
+                }
+                let completed = self
+                    .pod_claims(pod)
+                    .iter()
+                    .all(|(c, t)| plan::claim_patch_completed(c, t));
+                if !completed {
+                    // The claims are being expanded: the pod counts as unavailable and waits.
+                    unavailable.insert(name);
+                    continue;
+                }
             }
             if specified.contains(&name) || podutil::is_terminating(pod) {
                 continue;
