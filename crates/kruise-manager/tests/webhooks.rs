@@ -643,20 +643,29 @@ async fn advanced_statefulset_converts_between_v1alpha1_and_v1beta1_without_loss
     b1.create(&pp, &asts("from-beta", "v1beta1", beta_only.clone()))
         .await
         .unwrap();
-    let alpha = a1.get("from-beta").await.unwrap();
-    let alpha_v = serde_json::to_value(&alpha).unwrap();
-    assert_eq!(alpha_v["apiVersion"], "apps.kruise.io/v1alpha1");
-    assert!(
-        alpha_v["spec"].get("reserveOrdinals").is_none(),
-        "v1alpha1 has no reserveOrdinals: {alpha_v}"
-    );
-    let mut edited = alpha.clone();
-    edited
-        .metadata
-        .labels
-        .get_or_insert_default()
-        .insert("edited".into(), "as-v1alpha1".into());
-    a1.replace("from-beta", &pp, &edited).await.unwrap();
+    // Read as v1alpha1, edited and written back as v1alpha1 — retried on a conflict, as any
+    // client does, since the Advanced StatefulSet controller writes the status meanwhile.
+    let mut attempts = 0;
+    loop {
+        let alpha = a1.get("from-beta").await.unwrap();
+        let alpha_v = serde_json::to_value(&alpha).unwrap();
+        assert_eq!(alpha_v["apiVersion"], "apps.kruise.io/v1alpha1");
+        assert!(
+            alpha_v["spec"].get("reserveOrdinals").is_none(),
+            "v1alpha1 has no reserveOrdinals: {alpha_v}"
+        );
+        let mut edited = alpha.clone();
+        edited
+            .metadata
+            .labels
+            .get_or_insert_default()
+            .insert("edited".into(), "as-v1alpha1".into());
+        match a1.replace("from-beta", &pp, &edited).await {
+            Ok(_) => break,
+            Err(kube::Error::Api(e)) if e.code == 409 && attempts < 10 => attempts += 1,
+            Err(e) => panic!("writing the v1alpha1 object: {e}"),
+        }
+    }
     let beta = serde_json::to_value(b1.get("from-beta").await.unwrap()).unwrap();
     assert_eq!(beta["metadata"]["labels"]["edited"], "as-v1alpha1");
     for (k, v) in beta_only.as_object().unwrap() {
