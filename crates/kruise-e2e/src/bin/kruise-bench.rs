@@ -87,6 +87,75 @@ struct RolloutArgs {
     /// Timeout of each wait (scale-up, rollout, baseline), in seconds.
     #[arg(long, default_value_t = 900)]
     timeout_seconds: u64,
+
+    /// The workload rolled out: a CloneSet (`InPlaceIfPossible`, `maxUnavailable: 100%`) or an
+    /// Advanced StatefulSet (`Parallel`, `InPlaceIfPossible`, `maxUnavailable: 100%`).
+    #[arg(long, value_enum, default_value_t = Workload::Cloneset)]
+    workload: Workload,
+}
+
+/// The workload kind of the rollout benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Workload {
+    /// `apps.kruise.io/v1alpha1` CloneSet.
+    Cloneset,
+    /// `apps.kruise.io/v1beta1` StatefulSet (Advanced StatefulSet).
+    Statefulset,
+}
+
+impl Workload {
+    fn resource(self) -> ApiResource {
+        match self {
+            Workload::Cloneset => cloneset_resource(),
+            Workload::Statefulset => ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "StatefulSet"),
+                "statefulsets",
+            ),
+        }
+    }
+
+    /// The object of `pods` replicas.
+    fn object(self, pods: usize) -> serde_json::Value {
+        let template = json!({"metadata": {"labels": {"app": "bench"}},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}});
+        match self {
+            Workload::Cloneset => json!({
+                "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+                "metadata": {"name": "bench"},
+                "spec": {"replicas": pods, "selector": {"matchLabels": {"app": "bench"}},
+                         "template": template,
+                         "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": "100%"}}}),
+            Workload::Statefulset => {
+                let mut template = template;
+                template["spec"]["readinessGates"] =
+                    json!([{"conditionType": "InPlaceUpdateReady"}]);
+                json!({
+                    "apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
+                    "metadata": {"name": "bench"},
+                    "spec": {"replicas": pods, "serviceName": "bench", "podManagementPolicy": "Parallel",
+                             "selector": {"matchLabels": {"app": "bench"}}, "template": template,
+                             "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
+                                 "podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": "100%"}}}})
+            }
+        }
+    }
+
+    /// The merge patch that pauses the rollout.
+    fn pause(self) -> serde_json::Value {
+        match self {
+            Workload::Cloneset => json!({"spec": {"updateStrategy": {"paused": true}}}),
+            Workload::Statefulset => {
+                json!({"spec": {"updateStrategy": {"rollingUpdate": {"paused": true}}}})
+            }
+        }
+    }
+
+    fn flags(self) -> [String; 2] {
+        match self {
+            Workload::Cloneset => ["--cloneset-workers".into(), "3".into()],
+            Workload::Statefulset => ["--statefulset-workers".into(), "3".into()],
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -570,7 +639,7 @@ async fn rollout(a: RolloutArgs) -> Result<(), String> {
 
     // 2. The manager, watching only the benchmark's namespace (other tests may share the testbed).
     let ns = env.namespace("bench").await.map_err(|e| e.to_string())?;
-    let extra = ["--cloneset-workers".to_string(), "3".to_string()];
+    let extra = a.workload.flags();
     let mut manager = Manager::start(
         &a.manager,
         ns.name(),
@@ -582,7 +651,10 @@ async fn rollout(a: RolloutArgs) -> Result<(), String> {
     drop(manager);
     let (rollout, writes, baseline, pods) = result?;
     println!();
-    println!("== kruise-bench rollout: {pods} pods on {node_count} kwok nodes ==");
+    println!(
+        "== kruise-bench rollout: {:?} of {pods} pods on {node_count} kwok nodes ==",
+        a.workload
+    );
     println!(
         "in-place rollout (maxUnavailable 100%): {:.1}s to all updated and ready",
         rollout.as_secs_f64()
@@ -616,23 +688,14 @@ async fn rollout_run(
 ) -> Result<(Duration, u64, Duration, usize), String> {
     let timeout = Duration::from_secs(a.timeout_seconds);
     let pods: Api<Pod> = ns.api();
-    let cs_api = cloneset_api(env, ns.name());
-    let cs: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
-        "metadata": {"name": "bench"},
-        "spec": {
-            "replicas": a.pods,
-            "selector": {"matchLabels": {"app": "bench"}},
-            "template": {"metadata": {"labels": {"app": "bench"}},
-                         "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}},
-            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": "100%"},
-        }
-    }))
-    .map_err(|e| e.to_string())?;
+    let cs_api: Api<DynamicObject> =
+        Api::namespaced_with(env.client.clone(), ns.name(), &a.workload.resource());
+    let cs: DynamicObject =
+        serde_json::from_value(a.workload.object(a.pods)).map_err(|e| e.to_string())?;
     cs_api
         .create(&PostParams::default(), &cs)
         .await
-        .map_err(|e| format!("creating CloneSet: {e}"))?;
+        .map_err(|e| format!("creating the {:?}: {e}", a.workload))?;
     let n = a.pods;
     let progress = |want: &'static str| {
         move |ps: &[Pod]| {
@@ -662,7 +725,7 @@ async fn rollout_run(
     cs_api
         .patch("bench", &PatchParams::default(), &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}})))
         .await
-        .map_err(|e| format!("patching CloneSet: {e}"))?;
+        .map_err(|e| format!("patching the {:?}: {e}", a.workload))?;
     let want = "nginx:1.26";
     let rollout = wait_pods(
         &pods,
@@ -686,7 +749,7 @@ async fn rollout_run(
         .patch(
             "bench",
             &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"updateStrategy": {"paused": true}}})),
+            &Patch::Merge(a.workload.pause()),
         )
         .await
         .map_err(|e| e.to_string())?;
