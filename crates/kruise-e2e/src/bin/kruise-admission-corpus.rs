@@ -154,6 +154,7 @@ impl Recorder {
             }
             patched = Some(obj);
         }
+        let message = corpus::without_pointer_addresses(&message);
         Ok(Answer {
             allowed,
             code,
