@@ -46,6 +46,8 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(kruisev1alpha1.CloneSet{}),
 		reflect.TypeOf(kruisev1alpha1.StatefulSet{}),
 		reflect.TypeOf(kruisev1beta1.StatefulSet{}),
+		reflect.TypeOf(kruisev1alpha1.DaemonSet{}),
+		reflect.TypeOf(kruisev1beta1.DaemonSet{}),
 	}, core)
 }
 

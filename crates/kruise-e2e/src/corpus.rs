@@ -646,7 +646,8 @@ pub struct Corpus {
     pub cases: Vec<Case>,
 }
 
-/// Every corpus: CloneSet, Advanced StatefulSet v1beta1 and v1alpha1, Pod.
+/// Every corpus: CloneSet, Advanced StatefulSet and Advanced DaemonSet (v1beta1 and v1alpha1
+/// each), Pod.
 pub fn all() -> Vec<Corpus> {
     vec![
         Corpus {
@@ -660,6 +661,14 @@ pub fn all() -> Vec<Corpus> {
         Corpus {
             name: "statefulset-v1alpha1",
             cases: statefulset_cases("v1alpha1"),
+        },
+        Corpus {
+            name: "daemonset-v1beta1",
+            cases: daemonset_cases("v1beta1"),
+        },
+        Corpus {
+            name: "daemonset-v1alpha1",
+            cases: daemonset_cases("v1alpha1"),
         },
         Corpus {
             name: "pod",
@@ -1319,6 +1328,219 @@ fn statefulset_cases(version: &'static str) -> Vec<Case> {
             b.delete(&format!("{bname}/protection={prot},replicas={replicas}"), o);
         }
         b.delete(&format!("{bname}/unprotected"), base.clone());
+    }
+    b.finish()
+}
+
+fn daemonset_base(version: &str) -> Value {
+    json!({
+        "apiVersion": format!("apps.kruise.io/{version}"), "kind": "DaemonSet",
+        "metadata": {"name": "ds", "namespace": NAMESPACE},
+        "spec": {
+            "selector": {"matchLabels": {"app": "demo"}},
+            "template": pod_template()
+        }
+    })
+}
+
+fn daemonset_full(version: &str) -> Value {
+    let mut v = json!({
+        "apiVersion": format!("apps.kruise.io/{version}"), "kind": "DaemonSet",
+        "metadata": {"name": "ds-full", "namespace": NAMESPACE, "labels": {"team": "a"}},
+        "spec": {
+            "selector": {"matchLabels": {"app": "demo"}},
+            "template": {
+                "metadata": {"labels": {"app": "demo"}},
+                "spec": {
+                    "restartPolicy": "Always",
+                    "tolerations": [{"operator": "Exists"}],
+                    "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
+                    "containers": [{"name": "main", "image": "nginx:1.25",
+                        "resources": {"requests": {"cpu": "100m"}}}]
+                }
+            },
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
+                "rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": "20%", "maxSurge": 0,
+                "partition": 1, "paused": false, "selector": {"matchLabels": {"node": "a"}}}},
+            "minReadySeconds": 5,
+            "burstReplicas": 10,
+            "revisionHistoryLimit": 5,
+            "lifecycle": {"preDelete": {"labelsHandler": {"example.com/hook": "true"}}}
+        }
+    });
+    if version == "v1beta1" {
+        v["spec"]["scaleStrategy"] = json!({"partitionedScaling": true});
+    }
+    v
+}
+
+fn daemonset_cases(version: &'static str) -> Vec<Case> {
+    let mut b = Builder {
+        prefix: if version == "v1beta1" {
+            "daemonset-v1beta1"
+        } else {
+            "daemonset-v1alpha1"
+        },
+        group: "apps.kruise.io",
+        version,
+        kind: "DaemonSet",
+        resource: "daemonsets",
+        cases: Vec::new(),
+    };
+    b.create("valid/minimal", daemonset_base(version));
+    b.create("valid/full", daemonset_full(version));
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut set = |p: &'static str, vals: Vec<Value>| {
+        edits.extend(vals.into_iter().map(|v| Edit::Set(p, v)));
+    };
+    set("/spec/selector", selectors());
+    set("/spec/template/metadata/labels", label_maps());
+    set("/spec/burstReplicas", int_or_percent());
+    set("/spec/minReadySeconds", int32s());
+    set(
+        "/spec/revisionHistoryLimit",
+        vec![json!(-1), json!(0), json!(10), json!("x")],
+    );
+    set(
+        "/spec/updateStrategy/type",
+        strings(&["RollingUpdate", "OnDelete"]),
+    );
+    set(
+        "/spec/updateStrategy",
+        vec![
+            json!({"type": "RollingUpdate"}),
+            json!({"type": "OnDelete", "rollingUpdate": {"maxUnavailable": 1}}),
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}),
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}),
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 1}}),
+            json!({"type": "RollingUpdate", "rollingUpdate": {"rollingUpdateType": "Surging"}}),
+            json!({"type": "RollingUpdate", "rollingUpdate": {"rollingUpdateType": "Surging", "maxUnavailable": 1}}),
+            json!({"type": "RollingUpdate", "rollingUpdate": {"rollingUpdateType": "InPlaceIfPossible", "maxSurge": "10%"}}),
+            json!("x"),
+        ],
+    );
+    set(
+        "/spec/updateStrategy/rollingUpdate/rollingUpdateType",
+        strings(&["Standard", "InPlaceIfPossible", "Surging"]),
+    );
+    set(
+        "/spec/updateStrategy/rollingUpdate/maxUnavailable",
+        int_or_percent(),
+    );
+    set(
+        "/spec/updateStrategy/rollingUpdate/maxSurge",
+        int_or_percent(),
+    );
+    set(
+        "/spec/updateStrategy/rollingUpdate/partition",
+        int_or_percent(),
+    );
+    set("/spec/updateStrategy/rollingUpdate/paused", bools());
+    set("/spec/updateStrategy/rollingUpdate/selector", selectors());
+    set(
+        "/spec/updateStrategy/rollingUpdate",
+        vec![json!("x"), json!([]), json!(null)],
+    );
+    set(
+        "/spec/lifecycle",
+        vec![
+            json!({"preDelete": {"labelsHandler": {"k": "v"}}}),
+            json!({"inPlaceUpdate": {"labelsHandler": {"k": "v"}}}),
+            json!({"preNormal": {"finalizersHandler": ["example.com/x"]}}),
+            json!("x"),
+        ],
+    );
+    set(
+        "/spec/template/spec/restartPolicy",
+        vec![
+            json!("Always"),
+            json!("Never"),
+            json!("OnFailure"),
+            json!(""),
+        ],
+    );
+    set(
+        "/spec/template/spec/activeDeadlineSeconds",
+        vec![json!(10), json!(0)],
+    );
+    if version == "v1beta1" {
+        set(
+            "/spec/scaleStrategy",
+            vec![json!({"partitionedScaling": false}), json!({}), json!("x")],
+        );
+    } else {
+        set(
+            "/metadata/annotations",
+            vec![json!({"daemonset.kruise.io/progressive-create-pod": "true"})],
+        );
+    }
+    set("/metadata/name", vec![json!("Bad_Name"), json!("ok-name")]);
+    set("/spec", vec![json!({}), json!("x")]);
+    set("/spec/template/spec/containers", vec![json!("x")]);
+    set("/spec/template/metadata/labels/app", vec![json!(5)]);
+    edits.push(Edit::Remove("/spec/selector"));
+    edits.push(Edit::Remove("/spec/template"));
+    edits.push(Edit::Remove("/spec/updateStrategy"));
+    edits.extend(pod_spec_edits("/spec/template/spec"));
+    b.edits(
+        &[
+            ("min", daemonset_base(version)),
+            ("full", daemonset_full(version)),
+        ],
+        &edits,
+        80,
+        if version == "v1beta1" {
+            0x4453_5331
+        } else {
+            0x4453_5330
+        },
+    );
+    let upd: Vec<Edit> = vec![
+        Edit::Set(
+            "/spec/selector",
+            json!({"matchLabels": {"app": "demo", "new": "x"}}),
+        ),
+        Edit::Set(
+            "/spec/template/spec/containers/0/image",
+            json!("nginx:1.27"),
+        ),
+        Edit::Set("/spec/template/metadata/labels/app", json!("other")),
+        Edit::Set("/spec/updateStrategy", json!({"type": "OnDelete"})),
+        Edit::Set(
+            "/spec/updateStrategy",
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 2}}),
+        ),
+        Edit::Set("/spec/burstReplicas", json!(5)),
+        Edit::Set("/spec/minReadySeconds", json!(7)),
+        Edit::Set("/spec/minReadySeconds", json!(-7)),
+        Edit::Set("/spec/revisionHistoryLimit", json!(1)),
+        Edit::Set(
+            "/spec/lifecycle",
+            json!({"preDelete": {"finalizersHandler": ["example.com/x"]}}),
+        ),
+        Edit::Set(
+            "/spec/lifecycle",
+            json!({"inPlaceUpdate": {"finalizersHandler": ["example.com/x"]}}),
+        ),
+        Edit::Set("/metadata/name", json!("renamed")),
+        Edit::Set("/metadata/labels/team", json!("b")),
+    ];
+    let mut upd = upd;
+    if version == "v1beta1" {
+        upd.push(Edit::Set(
+            "/spec/scaleStrategy",
+            json!({"partitionedScaling": false}),
+        ));
+    }
+    for (bname, base) in [
+        ("min", daemonset_base(version)),
+        ("full", daemonset_full(version)),
+    ] {
+        for e in upd.iter() {
+            let mut o = base.clone();
+            e.apply(&mut o);
+            b.update(&format!("{bname}/{}", e.label()), base.clone(), o);
+        }
     }
     b.finish()
 }

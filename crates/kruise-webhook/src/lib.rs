@@ -36,6 +36,7 @@ pub mod cloneset;
 pub mod common;
 pub mod controller;
 pub mod conversion;
+pub mod daemonset;
 pub mod field;
 pub mod lookup;
 pub mod pod;

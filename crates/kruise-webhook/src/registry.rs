@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::server::paths;
-use crate::{HandlerContext, Request, Response, cloneset, pod, statefulset};
+use crate::{HandlerContext, Request, Response, cloneset, daemonset, pod, statefulset};
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
 pub type Handler = for<'a> fn(
@@ -83,6 +83,17 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         handler: |r, c| Box::pin(cloneset::mutate(r, c)),
     },
     AdmissionEntry {
+        name: "mdaemonset.kb.io",
+        path: paths::MUTATE_DAEMONSET,
+        webhook_type: WebhookType::Mutating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "daemonsets",
+        skip_control_plane: false,
+        handler: |r, c| Box::pin(daemonset::mutate(r, c)),
+    },
+    AdmissionEntry {
         name: "mstatefulset.kb.io",
         path: paths::MUTATE_STATEFULSET,
         webhook_type: WebhookType::Mutating,
@@ -103,6 +114,17 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         resource: "clonesets",
         skip_control_plane: false,
         handler: |r, c| Box::pin(cloneset::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vdaemonset.kb.io",
+        path: paths::VALIDATE_DAEMONSET,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "daemonsets",
+        skip_control_plane: false,
+        handler: |r, c| Box::pin(daemonset::validate(r, c)),
     },
     AdmissionEntry {
         name: "vstatefulset.kb.io",

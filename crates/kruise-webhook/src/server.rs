@@ -142,6 +142,10 @@ pub mod paths {
     pub const VALIDATE_CLONESET: &str = "/validate-apps-kruise-io-v1alpha1-cloneset";
     /// Advanced StatefulSet defaults.
     pub const MUTATE_STATEFULSET: &str = "/mutate-apps-kruise-io-statefulset";
+    /// Advanced DaemonSet defaults (both versions).
+    pub const MUTATE_DAEMONSET: &str = "/mutate-apps-kruise-io-daemonset";
+    /// Advanced DaemonSet validation (both versions).
+    pub const VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
     /// Advanced StatefulSet validation.
     pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
     /// Pod mutation.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, LabelSelectorRequirement, ObjectMeta,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::field::{ErrorList, FieldError, Path};
 use super::names::{
@@ -313,6 +313,94 @@ pub fn validate_object_meta(
             ));
         }
     }
+    errs
+}
+
+/// apimachinery's `ValidateObjectMetaUpdate` (`ValidateObjectMetaAccessorUpdate`): no new
+/// finalizer on an object being deleted, a `resourceVersion`, a `generation` not decremented,
+/// name / namespace / uid / creationTimestamp / deletionTimestamp /
+/// deletionGracePeriodSeconds unchanged (`field is immutable`), then the labels, annotations
+/// and owner references of the new object.
+pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
+    if old.deletion_timestamp.is_some() {
+        let old_f: Vec<&String> = old.finalizers.iter().flatten().collect();
+        for f in new.finalizers.iter().flatten() {
+            if !old_f.contains(&f) {
+                errs.push(FieldError::forbidden(
+                    path.child("finalizers"),
+                    format!("no new finalizers can be added if the object is being deleted, found new finalizers [\"{f}\"]"),
+                ));
+                break;
+            }
+        }
+    }
+    let rv = new.resource_version.as_deref().unwrap_or("");
+    if rv.is_empty() {
+        errs.push(FieldError::invalid(
+            path.child("resourceVersion"),
+            rv,
+            "must be specified for an update",
+        ));
+    }
+    let (g_new, g_old) = (new.generation.unwrap_or(0), old.generation.unwrap_or(0));
+    if g_new < g_old {
+        errs.push(FieldError::invalid(
+            path.child("generation"),
+            g_new,
+            "must not be decremented",
+        ));
+    }
+    let immutable = |errs: &mut ErrorList, field: &str, a: Value, b: Value| {
+        if a != b {
+            errs.push(FieldError::invalid(
+                path.child(field),
+                a,
+                "field is immutable",
+            ));
+        }
+    };
+    immutable(
+        &mut errs,
+        "name",
+        json!(new.name.as_deref().unwrap_or("")),
+        json!(old.name.as_deref().unwrap_or("")),
+    );
+    immutable(
+        &mut errs,
+        "namespace",
+        json!(new.namespace.as_deref().unwrap_or("")),
+        json!(old.namespace.as_deref().unwrap_or("")),
+    );
+    immutable(
+        &mut errs,
+        "uid",
+        json!(new.uid.as_deref().unwrap_or("")),
+        json!(old.uid.as_deref().unwrap_or("")),
+    );
+    immutable(
+        &mut errs,
+        "creationTimestamp",
+        json!(new.creation_timestamp),
+        json!(old.creation_timestamp),
+    );
+    immutable(
+        &mut errs,
+        "deletionTimestamp",
+        json!(new.deletion_timestamp),
+        json!(old.deletion_timestamp),
+    );
+    immutable(
+        &mut errs,
+        "deletionGracePeriodSeconds",
+        json!(new.deletion_grace_period_seconds),
+        json!(old.deletion_grace_period_seconds),
+    );
+    errs.extend(validate_labels(new.labels.as_ref(), &path.child("labels")));
+    errs.extend(validate_annotations(
+        new.annotations.as_ref(),
+        &path.child("annotations"),
+    ));
     errs
 }
 

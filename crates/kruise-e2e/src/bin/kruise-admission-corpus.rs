@@ -67,6 +67,10 @@ fn paths(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/mutate-apps-kruise-io-statefulset"),
             Some("/validate-apps-kruise-io-statefulset"),
         ),
+        "DaemonSet" => (
+            Some("/mutate-apps-kruise-io-daemonset"),
+            Some("/validate-apps-kruise-io-daemonset"),
+        ),
         "Pod" => (Some("/mutate-pod"), None),
         _ => (None, None),
     }

@@ -39,6 +39,10 @@ pub enum GoType {
     StatefulSetV1alpha1,
     /// OpenKruise v1.9.0 `apps/v1beta1.StatefulSet`.
     StatefulSetV1beta1,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.DaemonSet`.
+    DaemonSetV1alpha1,
+    /// OpenKruise v1.9.0 `apps/v1beta1.DaemonSet`.
+    DaemonSetV1beta1,
 }
 
 impl GoType {
@@ -50,6 +54,8 @@ impl GoType {
             GoType::CloneSet => "apps/v1alpha1.CloneSet",
             GoType::StatefulSetV1alpha1 => "apps/v1alpha1.StatefulSet",
             GoType::StatefulSetV1beta1 => "apps/v1beta1.StatefulSet",
+            GoType::DaemonSetV1alpha1 => "apps/v1alpha1.DaemonSet",
+            GoType::DaemonSetV1beta1 => "apps/v1beta1.DaemonSet",
         }
     }
 }
