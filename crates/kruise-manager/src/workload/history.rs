@@ -4,12 +4,53 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kruise_engines::revision;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use super::{ControlError, is_status};
+
+/// [`ensure_revision`] for a workload whose revisions record its pod template (OpenKruise's
+/// `newRevision` of Advanced StatefulSet and Advanced DaemonSet): data
+/// `{"spec":{"template":…,"$patch":"replace"}}` ([`revision::template_patch`]), the template's
+/// labels and every annotation of the workload (`meta`) on the revision, owned (controller
+/// reference `api_version`/`kind`) by the workload.
+///
+/// # Errors
+/// As [`ensure_revision`]; [`ControlError::Revision`] when the template cannot be encoded.
+pub async fn ensure_template_revision(
+    api: &Api<ControllerRevision>,
+    revisions: &[Arc<ControllerRevision>],
+    collision: i32,
+    (api_version, kind): (&str, &str),
+    meta: &ObjectMeta,
+    template: &PodTemplateSpec,
+) -> Result<(ControllerRevision, i32), ControlError> {
+    let data = revision::template_patch(template)?;
+    let next = revision::next_revision(revisions);
+    let owner = revision::controller_ref(
+        api_version,
+        kind,
+        meta.name.as_deref().unwrap_or_default(),
+        meta.uid.as_deref().unwrap_or_default(),
+    );
+    let build = |collision: i32| -> Result<ControllerRevision, revision::RevisionError> {
+        let mut r = revision::new_controller_revision(
+            meta,
+            owner.clone(),
+            template.metadata.as_ref().and_then(|m| m.labels.as_ref()),
+            data.clone(),
+            next,
+            Some(collision),
+        );
+        r.metadata.annotations = meta.annotations.clone();
+        Ok(r)
+    };
+    ensure_revision(api, revisions, collision, build).await
+}
 
 /// Finds the revision equal to the workload's current template or creates it, as upstream
 /// `history` does: `revisions` is the workload's history (sorted by revision number, oldest

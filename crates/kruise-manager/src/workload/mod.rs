@@ -4,6 +4,7 @@
 //! API server, record expectations around every write and report Events on the owner. A
 //! controller calls them with its own objects; nothing here knows a workload kind.
 //!
+//! - [`claim`]: adopt matching orphans and release owned objects that stopped matching.
 //! - [`history`]: find or create the revision of the current template (collision counts, an
 //!   older equal revision moved to the head), delete revisions beyond the history limit.
 //! - [`pods`]: create pods (and their PVCs) in slow-start batches; delete pods (and their PVCs)
@@ -12,6 +13,7 @@
 //!   label and `lifecycle.apps.kruise.io/timestamp`).
 //! - [`inplace`]: in-place update writes (start an update, refresh grace periods and completion).
 
+pub mod claim;
 pub mod history;
 pub mod inplace;
 pub mod lifecycle;
@@ -32,6 +34,56 @@ pub enum ControlError {
     /// An engine refused the object (e.g. a malformed in-place update state annotation).
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Upper bound of one pass of a workload controller. The runner never runs two passes of one
+/// object at once, so a pass that hung would block its object for good: it is cut off and
+/// retried with backoff.
+pub const PASS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Runs one pass of `key` within [`PASS_TIMEOUT`]; when cut off, the error `timed_out` builds
+/// from the message `sync of <key> did not finish within 300s`.
+pub async fn bounded_pass<T, E>(
+    key: &str,
+    pass: impl std::future::Future<Output = Result<T, E>>,
+    timed_out: impl FnOnce(String) -> E,
+) -> Result<T, E> {
+    match tokio::time::timeout(PASS_TIMEOUT, pass).await {
+        Ok(r) => r,
+        Err(_) => Err(timed_out(format!(
+            "sync of {key} did not finish within {PASS_TIMEOUT:?}"
+        ))),
+    }
+}
+
+/// The scale-expectations gate in front of a pass (OpenKruise's `SatisfiedExpectations`):
+/// `Some(requeue)` while the cache has not yet shown every pod this controller created or
+/// deleted for `key` (requeue after at most 30 s); expectations unsatisfied for longer than
+/// `timeout` (`--expectation-timeout`) are logged, dropped, and the pass acts on the cache.
+pub fn scale_gate(
+    scale: &kruise_engines::expectations::ScaleExpectations,
+    key: &str,
+    timeout: std::time::Duration,
+) -> Option<kube::runtime::controller::Action> {
+    use kruise_engines::expectations::ExpectationCheck;
+    match scale.check(key, timeout) {
+        ExpectationCheck::Satisfied => None,
+        ExpectationCheck::Waiting { requeue_after } => {
+            tracing::debug!(key, "scale expectations not satisfied yet");
+            Some(kube::runtime::controller::Action::requeue(
+                requeue_after.min(std::time::Duration::from_secs(30)),
+            ))
+        }
+        ExpectationCheck::TimedOut { unsatisfied_for } => {
+            tracing::warn!(
+                key,
+                ?unsatisfied_for,
+                "scale expectations timed out; acting on the cache"
+            );
+            scale.delete(key);
+            None
+        }
+    }
 }
 
 /// Whether a kube error is the API server's `code`.

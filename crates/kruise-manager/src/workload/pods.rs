@@ -44,6 +44,9 @@ pub enum EventStyle<'a> {
     /// Advanced StatefulSet `recordPodEvent`: `create Pod <pod> in StatefulSet <set>
     /// successful`, `create Pod <pod> in StatefulSet <set> failed error: <err>`, ….
     StatefulSet(&'a str),
+    /// Upstream pod control (Advanced DaemonSet): `Created pod: <pod>`, `Error creating:
+    /// <err>`, `Deleted pod: <pod>`, `Error deleting: <err>`.
+    DaemonSet,
 }
 
 impl EventStyle<'_> {
@@ -57,6 +60,22 @@ impl EventStyle<'_> {
             }
             (EventStyle::StatefulSet(set), Some(e)) => {
                 format!("{verb} Pod {pod} in StatefulSet {set} failed error: {e}")
+            }
+            (EventStyle::DaemonSet, None) => {
+                let done = if verb == "create" {
+                    "Created"
+                } else {
+                    "Deleted"
+                };
+                format!("{done} pod: {pod}")
+            }
+            (EventStyle::DaemonSet, Some(e)) => {
+                let doing = if verb == "create" {
+                    "creating"
+                } else {
+                    "deleting"
+                };
+                format!("Error {doing}: {e}")
             }
         }
     }
@@ -271,7 +290,7 @@ impl PodControl<'_> {
                     self.style.pod_note("delete", &name, Some(&e)),
                 )
                 .await;
-                if self.style != EventStyle::CloneSet {
+                if matches!(self.style, EventStyle::StatefulSet(_)) {
                     self.warn(
                         events::FAILED_DELETE,
                         format!("failed to delete pod {name}: {e}"),

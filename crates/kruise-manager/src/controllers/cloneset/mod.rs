@@ -260,21 +260,11 @@ pub async fn reconcile(
             }
         }
     }
-    // A sync that hangs would block this CloneSet forever (the controller never runs two syncs
-    // of one object at once): bound it and retry.
-    match tokio::time::timeout(SYNC_TIMEOUT, sync::sync(&cs, &ctx, &state, &key)).await {
-        Ok(r) => {
-            debug!(cloneset = %key, ok = r.is_ok(), "sync done");
-            r
-        }
-        Err(_) => Err(Error::Other(format!(
-            "sync of {key} did not finish within {SYNC_TIMEOUT:?}"
-        ))),
-    }
+    let r = crate::workload::bounded_pass(&key, sync::sync(&cs, &ctx, &state, &key), Error::Other)
+        .await;
+    debug!(cloneset = %key, ok = r.is_ok(), "sync done");
+    r
 }
-
-/// Upper bound of one sync.
-const SYNC_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[cfg(test)]
 mod gate_tests;

@@ -25,7 +25,6 @@ pub mod plan;
 mod sync;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
@@ -34,11 +33,9 @@ use kruise_api::apps::v1beta1::StatefulSet;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use tracing::{debug, warn};
 
 use kruise_engines::expectations::{
-    ExpectationCheck, ResourceVersionExpectations, ScaleAction, ScaleExpectations,
-    UpdateExpectations,
+    ResourceVersionExpectations, ScaleAction, ScaleExpectations, UpdateExpectations,
 };
 use kruise_runtime::cache::{CacheEvent, Cached, Informer};
 use kruise_runtime::runner::{self as runtime, Context};
@@ -212,9 +209,6 @@ pub fn setup(
     }
 }
 
-/// Upper bound of one pass.
-const SYNC_TIMEOUT: Duration = Duration::from_secs(300);
-
 /// One pass over one Advanced StatefulSet (see the module documentation).
 pub async fn reconcile(
     set: Arc<StatefulSet>,
@@ -222,21 +216,10 @@ pub async fn reconcile(
     state: State,
 ) -> Result<Action, Error> {
     let key = format!("{}/{}", set.namespace().unwrap_or_default(), set.name_any());
-    match state.scale.check(&key, ctx.config.expectation_timeout) {
-        ExpectationCheck::Satisfied => {}
-        ExpectationCheck::Waiting { requeue_after } => {
-            debug!(statefulset = %key, "scale expectations not satisfied yet");
-            return Ok(Action::requeue(requeue_after.min(Duration::from_secs(30))));
-        }
-        ExpectationCheck::TimedOut { unsatisfied_for } => {
-            warn!(statefulset = %key, ?unsatisfied_for, "scale expectations timed out; acting on the cache");
-            state.scale.delete(&key);
-        }
+    if let Some(wait) =
+        crate::workload::scale_gate(&state.scale, &key, ctx.config.expectation_timeout)
+    {
+        return Ok(wait);
     }
-    match tokio::time::timeout(SYNC_TIMEOUT, sync::sync(&set, &ctx, &state, &key)).await {
-        Ok(r) => r,
-        Err(_) => Err(Error::Other(format!(
-            "sync of {key} did not finish within {SYNC_TIMEOUT:?}"
-        ))),
-    }
+    crate::workload::bounded_pass(&key, sync::sync(&set, &ctx, &state, &key), Error::Other).await
 }

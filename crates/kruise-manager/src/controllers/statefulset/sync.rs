@@ -220,15 +220,7 @@ fn selects(
     selector.matches(meta.labels.as_ref().unwrap_or(&empty))
 }
 
-fn controller_uid(
-    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-) -> Option<&str> {
-    meta.owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true))
-        .map(|o| o.uid.as_str())
-}
+use workload::claim::controller_uid;
 
 type PassResult = Result<StatefulSetStatus, (Option<StatefulSetStatus>, Error)>;
 
@@ -324,86 +316,24 @@ impl Pass<'_> {
     /// owned pods that no longer match (selector or name) are released, matching orphans of
     /// the namespace are adopted. Returns the claimed pods.
     async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<Pod>>, Error> {
-        let uid = self.set.metadata.uid.as_deref().unwrap_or_default();
-        let mut claimed = Vec::new();
-        let mut can_adopt: Option<bool> = None;
-        let mut errors = Vec::new();
-        for pod in self.state.pods.in_namespace(&self.ns) {
-            let matches =
-                selects(selector, &pod.metadata) && plan::is_member_of(&self.set_name, &pod);
-            match controller_uid(&pod.metadata) {
-                Some(owner) if owner == uid => {
-                    if matches {
-                        claimed.push(pod);
-                        continue;
-                    }
-                    let patch = json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": uid}], "uid": pod.metadata.uid}});
-                    match self
-                        .pods_api()
-                        .patch(
-                            &pod.name_any(),
-                            &PatchParams::default(),
-                            &Patch::Strategic(patch),
-                        )
-                        .await
-                    {
-                        Ok(written) => self
-                            .state
-                            .resource_versions
-                            .expect_object(&written.metadata),
-                        Err(e) if is_status(&e, 404) || is_status(&e, 422) => {}
-                        Err(e) => errors.push(e.to_string()),
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    if !matches || pod.metadata.deletion_timestamp.is_some() {
-                        continue;
-                    }
-                    if can_adopt.is_none() {
-                        can_adopt = Some(match self.check_can_adopt().await {
-                            Ok(()) => true,
-                            Err(e) => {
-                                errors.push(format!(
-                                    "can't adopt Pod {}/{} ({}): {e}",
-                                    self.ns,
-                                    pod.name_any(),
-                                    pod.metadata.uid.as_deref().unwrap_or_default()
-                                ));
-                                false
-                            }
-                        });
-                    }
-                    if can_adopt != Some(true) {
-                        continue;
-                    }
-                    let patch = json!({"metadata": {"ownerReferences": [self.controller_ref()], "uid": pod.metadata.uid}});
-                    match self
-                        .pods_api()
-                        .patch(
-                            &pod.name_any(),
-                            &PatchParams::default(),
-                            &Patch::Strategic(patch),
-                        )
-                        .await
-                    {
-                        Ok(written) => {
-                            self.state
-                                .resource_versions
-                                .expect_object(&written.metadata);
-                            claimed.push(pod);
-                        }
-                        Err(e) if is_status(&e, 404) => {}
-                        Err(e) => errors.push(e.to_string()),
-                    }
-                }
-            }
-        }
-        if errors.is_empty() {
-            Ok(claimed)
-        } else {
-            Err(Error::Other(aggregate(&errors)))
-        }
+        let owner = workload::claim::Owner {
+            api_version: API_VERSION,
+            kind: KIND,
+            name: &self.set_name,
+            uid: self.set.metadata.uid.as_deref().unwrap_or_default(),
+            namespace: &self.ns,
+            deleting: self.set.metadata.deletion_timestamp.is_some(),
+        };
+        workload::claim::claim(
+            &self.pods_api(),
+            &owner,
+            self.state.pods.in_namespace(&self.ns),
+            |pod| selects(selector, &pod.metadata) && plan::is_member_of(&self.set_name, pod),
+            || async { self.check_can_adopt().await.map_err(|e| e.to_string()) },
+            &self.state.resource_versions,
+        )
+        .await
+        .map_err(Error::Other)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -420,33 +350,15 @@ impl Pass<'_> {
             .as_ref()
             .and_then(|s| s.collision_count)
             .unwrap_or(0);
-        let data = revision::template_patch(&self.set.spec.template)?;
-        let next = revision::next_revision(revisions);
-        let owner = revision::controller_ref(
-            API_VERSION,
-            KIND,
-            &self.set_name,
-            self.set.metadata.uid.as_deref().unwrap_or_default(),
-        );
-        let build = |collision: i32| -> Result<ControllerRevision, revision::RevisionError> {
-            let mut r = revision::new_controller_revision(
-                &self.set.metadata,
-                owner.clone(),
-                self.set
-                    .spec
-                    .template
-                    .metadata
-                    .as_ref()
-                    .and_then(|m| m.labels.as_ref()),
-                data.clone(),
-                next,
-                Some(collision),
-            );
-            // OpenKruise's newRevision copies every annotation of the set.
-            r.metadata.annotations = self.set.metadata.annotations.clone();
-            Ok(r)
-        };
-        Ok(workload::history::ensure_revision(&api, revisions, collision, build).await?)
+        Ok(workload::history::ensure_template_revision(
+            &api,
+            revisions,
+            collision,
+            (API_VERSION, KIND),
+            &self.set.metadata,
+            &self.set.spec.template,
+        )
+        .await?)
     }
 
     /// OpenKruise `truncateHistory`: revisions no pod is on, beyond `revisionHistoryLimit`,
