@@ -97,6 +97,15 @@ struct Args {
     #[arg(long, default_value_t = 3)]
     statefulset_workers: u16,
 
+    /// Max concurrent Advanced DaemonSet reconciles.
+    #[arg(long, default_value_t = 3)]
+    daemonset_workers: u16,
+
+    /// Daemon pods are bound to their node by the scheduler (a `metadata.name` node affinity);
+    /// `false` sets `spec.nodeName` instead.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    assign_pods_by_scheduler: bool,
+
     /// Serve the admission webhooks (CloneSet, Advanced StatefulSet) and maintain their
     /// certificates and configurations. Off by default while the webhook set is incomplete.
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
@@ -483,6 +492,8 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         cloneset_scaling_exclude_preparing_delete: args.cloneset_scaling_exclude_preparing_delete,
         cloneset_workers: args.cloneset_workers,
         statefulset_workers: args.statefulset_workers,
+        daemonset_workers: args.daemonset_workers,
+        assign_pods_by_scheduler: args.assign_pods_by_scheduler,
     };
     let servers_stop = CancellationToken::new();
     let mut servers = spawn_servers(

@@ -2,6 +2,7 @@
 //! informers from the shared cache), `reconcile`, pure `plan` functions and status computation.
 
 pub mod cloneset;
+pub mod daemonset;
 pub mod podreadiness;
 pub mod statefulset;
 
@@ -27,6 +28,11 @@ pub struct ControllerFlags {
     pub cloneset_workers: u16,
     /// `--statefulset-workers` (OpenKruise's flag; 0 is taken as 1).
     pub statefulset_workers: u16,
+    /// `--daemonset-workers` (OpenKruise's flag; 0 is taken as 1).
+    pub daemonset_workers: u16,
+    /// `--assign-pods-by-scheduler`: daemon pods are bound by the scheduler (node affinity)
+    /// rather than by `spec.nodeName`.
+    pub assign_pods_by_scheduler: bool,
 }
 
 /// One controller of the manager: its `--controllers` name, its set-up function (which starts
@@ -93,6 +99,35 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("", &["pods", "persistentvolumeclaims"], READ_WRITE),
                 rule("storage.k8s.io", &["storageclasses"], READ),
                 rule("", &["pods/status"], &["get", "patch", "update"]),
+                rule("apps", &["controllerrevisions"], READ_WRITE),
+            ]
+        },
+    },
+    ControllerEntry {
+        name: daemonset::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(daemonset::setup(
+                ctx,
+                flags.daemonset_workers,
+                flags.assign_pods_by_scheduler,
+            ))
+        },
+        rules: || {
+            vec![
+                rule(
+                    "apps.kruise.io",
+                    &["daemonsets"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["daemonsets/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("apps.kruise.io", &["daemonsets/finalizers"], &["update"]),
+                rule("", &["pods"], READ_WRITE),
+                rule("", &["pods/status"], &["get", "patch", "update"]),
+                rule("", &["nodes"], READ),
                 rule("apps", &["controllerrevisions"], READ_WRITE),
             ]
         },
