@@ -473,13 +473,18 @@ const KWOK_ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
 /// The kwok node `kwok-node-<i>`, labelled and annotated as `hack/testbed/testbed.sh` creates
 /// them (kwok manages nodes labelled `type=kwok`).
 fn kwok_node(i: usize) -> Node {
-    let name = format!("kwok-node-{i}");
+    kwok_node_named(&format!("kwok-node-{i}"), KWOK_ZONES[i % KWOK_ZONES.len()])
+}
+
+/// A kwok node named `name` in `zone`, labelled and annotated like the testbed's (`type=kwok`,
+/// so kwok makes it Ready and runs its pods); for tests that add and remove nodes of their own.
+pub fn kwok_node_named(name: &str, zone: &str) -> Node {
     serde_json::from_value(serde_json::json!({
         "metadata": {"name": name, "labels": {
             "type": "kwok", "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
             "kubernetes.io/hostname": name,
             "node-role.kubernetes.io/worker": "",
-            "topology.kubernetes.io/zone": KWOK_ZONES[i % KWOK_ZONES.len()],
+            "topology.kubernetes.io/zone": zone,
             "topology.kubernetes.io/region": "local"},
             "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
         "spec": {},

@@ -685,6 +685,58 @@ async fn advanced_statefulset_converts_between_v1alpha1_and_v1beta1_without_loss
         "conversion stash leaked into v1beta1: {annotations:?}"
     );
 
+    // Advanced DaemonSet: v1alpha1 `rollingUpdateType: Surging` is stored as `Standard` with
+    // `maxSurge: 1, maxUnavailable: 0`, read in either version; the controller's v1beta1 `status.updateRevision` reads as v1alpha1
+    // `status.daemonSetHash`.
+    let ds_api = |version: &str| -> Api<DynamicObject> {
+        Api::namespaced_with(
+            f.env.client.clone(),
+            ns,
+            &ApiResource::from_gvk_with_plural(
+                &kube::api::GroupVersionKind::gvk("apps.kruise.io", version, "DaemonSet"),
+                "daemonsets",
+            ),
+        )
+    };
+    let (ds_a1, ds_b1) = (ds_api("v1alpha1"), ds_api("v1beta1"));
+    let ds: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet",
+        "metadata": {"name": "daemon"},
+        "spec": {"selector": {"matchLabels": {"app": "daemon"}},
+                 "template": {"metadata": {"labels": {"app": "daemon"}},
+                              "spec": {"nodeSelector": {"e2e.kruise-rs.io/no-such-node": "x"},
+                                       "containers": [{"name": "main", "image": "nginx:1.25"}]}},
+                 "updateStrategy": {"type": "RollingUpdate",
+                                    "rollingUpdate": {"rollingUpdateType": "Surging"}}},
+    }))
+    .unwrap();
+    ds_a1.create(&pp, &ds).await.unwrap();
+    let beta = wait_for("the DaemonSet status from the controller", TIMEOUT, || {
+        let ds_b1 = ds_b1.clone();
+        async move {
+            let v = serde_json::to_value(ds_b1.get("daemon").await.ok()?).ok()?;
+            v["status"]["updateRevision"].is_string().then_some(v)
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        beta["spec"]["updateStrategy"]["rollingUpdate"]["rollingUpdateType"],
+        "Standard"
+    );
+    let alpha = serde_json::to_value(ds_a1.get("daemon").await.unwrap()).unwrap();
+    // OpenKruise's v1alpha1 defaulting already turned Surging into Standard with a surge of one.
+    assert_eq!(
+        alpha["spec"]["updateStrategy"]["rollingUpdate"],
+        json!({"rollingUpdateType": "Standard", "maxSurge": 1, "maxUnavailable": 0}),
+        "{alpha}"
+    );
+    assert_eq!(
+        alpha["status"]["daemonSetHash"], beta["status"]["updateRevision"],
+        "v1alpha1 daemonSetHash: {alpha}"
+    );
+    assert!(alpha["status"].get("updateRevision").is_none());
+
     // A conversion caBundle overwritten with another CA is repaired, and conversion works again.
     let other = kruise_webhook::certs::generate("127.0.0.1", jiff::Timestamp::now()).unwrap();
     let bogus = b64(&other.ca_cert);

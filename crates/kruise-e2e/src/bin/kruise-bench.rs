@@ -88,8 +88,10 @@ struct RolloutArgs {
     #[arg(long, default_value_t = 900)]
     timeout_seconds: u64,
 
-    /// The workload rolled out: a CloneSet (`InPlaceIfPossible`, `maxUnavailable: 100%`) or an
-    /// Advanced StatefulSet (`Parallel`, `InPlaceIfPossible`, `maxUnavailable: 100%`).
+    /// The workload rolled out: a CloneSet (`InPlaceIfPossible`, `maxUnavailable: 100%`), an
+    /// Advanced StatefulSet (`Parallel`, `InPlaceIfPossible`, `maxUnavailable: 100%`) or an
+    /// Advanced DaemonSet (`InPlaceIfPossible`, `maxUnavailable: 100%`; one pod per kwok node,
+    /// so `--pods` is ignored and `--nodes` sets the size, e.g. `--nodes 500`).
     #[arg(long, value_enum, default_value_t = Workload::Cloneset)]
     workload: Workload,
 }
@@ -101,6 +103,8 @@ enum Workload {
     Cloneset,
     /// `apps.kruise.io/v1beta1` StatefulSet (Advanced StatefulSet).
     Statefulset,
+    /// `apps.kruise.io/v1beta1` DaemonSet (Advanced DaemonSet) on every kwok node.
+    Daemonset,
 }
 
 impl Workload {
@@ -110,6 +114,10 @@ impl Workload {
             Workload::Statefulset => ApiResource::from_gvk_with_plural(
                 &GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "StatefulSet"),
                 "statefulsets",
+            ),
+            Workload::Daemonset => ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "DaemonSet"),
+                "daemonsets",
             ),
         }
     }
@@ -137,6 +145,17 @@ impl Workload {
                              "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
                                  "podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": "100%"}}}})
             }
+            Workload::Daemonset => {
+                let mut template = template;
+                template["spec"]["nodeSelector"] = json!({"type": "kwok"});
+                template["spec"]["tolerations"] = json!([{"operator": "Exists"}]);
+                json!({
+                    "apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
+                    "metadata": {"name": "bench"},
+                    "spec": {"selector": {"matchLabels": {"app": "bench"}}, "template": template,
+                             "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
+                                 "rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": "100%"}}}})
+            }
         }
     }
 
@@ -144,7 +163,7 @@ impl Workload {
     fn pause(self) -> serde_json::Value {
         match self {
             Workload::Cloneset => json!({"spec": {"updateStrategy": {"paused": true}}}),
-            Workload::Statefulset => {
+            Workload::Statefulset | Workload::Daemonset => {
                 json!({"spec": {"updateStrategy": {"rollingUpdate": {"paused": true}}}})
             }
         }
@@ -154,6 +173,7 @@ impl Workload {
         match self {
             Workload::Cloneset => ["--cloneset-workers".into(), "3".into()],
             Workload::Statefulset => ["--statefulset-workers".into(), "3".into()],
+            Workload::Daemonset => ["--daemonset-workers".into(), "3".into()],
         }
     }
 }
@@ -629,13 +649,56 @@ async fn ensure_nodes(env: &TestEnv, n: usize) -> Result<usize, String> {
 // ---------------------------------------------------------------------------------------------
 // rollout
 
-async fn rollout(a: RolloutArgs) -> Result<(), String> {
+async fn rollout(mut a: RolloutArgs) -> Result<(), String> {
     let env = TestEnv::connect().await.map_err(|e| e.to_string())?;
     let http = http_client()?;
 
-    // 1. Nodes and CRDs.
+    // 1. Nodes and CRDs. A DaemonSet has one pod per node (the kwok nodes).
+    let before = kwok_node_names(&env).await?;
     let node_count = ensure_nodes(&env, a.nodes).await?;
+    if a.workload == Workload::Daemonset {
+        a.pods = node_count;
+    }
     install_crds(&env).await.map_err(|e| e.to_string())?;
+    let result = rollout_measure(&env, &a, &http, node_count).await;
+    // Nodes this run added are removed again, so that later tests see the usual testbed.
+    let added: Vec<String> = kwok_node_names(&env)
+        .await?
+        .difference(&before)
+        .cloned()
+        .collect();
+    if !added.is_empty() {
+        println!("removing the {} kwok nodes this run added", added.len());
+        let nodes: Api<Node> = Api::all(env.client.clone());
+        for name in &added {
+            nodes
+                .delete(name, &Default::default())
+                .await
+                .map_err(|e| format!("deleting node {name}: {e}"))?;
+        }
+    }
+    result
+}
+
+/// Names of the kwok nodes (`type=kwok`).
+async fn kwok_node_names(env: &TestEnv) -> Result<BTreeSet<String>, String> {
+    Ok(Api::<Node>::all(env.client.clone())
+        .list(&ListParams::default().labels("type=kwok"))
+        .await
+        .map_err(|e| format!("listing nodes: {e}"))?
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect())
+}
+
+async fn rollout_measure(
+    env: &TestEnv,
+    a: &RolloutArgs,
+    http: &reqwest::Client,
+    node_count: usize,
+) -> Result<(), String> {
+    let (env, http) = (env, http);
 
     // 2. The manager, watching only the benchmark's namespace (other tests may share the testbed).
     let ns = env.namespace("bench").await.map_err(|e| e.to_string())?;
@@ -646,7 +709,7 @@ async fn rollout(a: RolloutArgs) -> Result<(), String> {
         &extra,
         &format!("{}-manager.log", ns.name()),
     )?;
-    let result = rollout_run(&env, &ns, &a, &http, &mut manager).await;
+    let result = rollout_run(env, &ns, a, http, &mut manager).await;
     let peak = proc_status_mib(manager.pid, "VmHWM");
     drop(manager);
     let (rollout, writes, baseline, pods) = result?;
