@@ -100,6 +100,29 @@ pub fn scaled_value_fractional(
     }
 }
 
+/// OpenKruise `util.CalculatePartitionReplicas`: the number of pods kept on the old revision
+/// for `partition` out of `replicas` (fractional percentages, rounded up, so any non-zero
+/// percentage keeps at least one old pod), except that a percentage below `100%` with more
+/// than one replica lets at least one pod update; clamped to `[0, replicas]`. No partition is
+/// 0. Shared by CloneSet and SidecarSet.
+///
+/// # Errors
+/// [`IntStrError`] for a string that is not `<number>%`.
+pub fn partition_replicas(
+    partition: Option<&IntOrString>,
+    replicas: i32,
+) -> Result<i32, IntStrError> {
+    let Some(p) = partition else {
+        return Ok(0);
+    };
+    let v = scaled_value_fractional(p, i64::from(replicas), true)?;
+    let mut v = v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+    if replicas > 1 && v == replicas && matches!(p, IntOrString::String(s) if s != "100%") {
+        v = replicas - 1;
+    }
+    Ok(v.clamp(0, replicas.max(0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,32 +39,17 @@ pub fn scaled_value(
         })
 }
 
-fn saturate(v: i64) -> i32 {
-    v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
-}
-
-/// The number of pods that stay on the current revision for `partition` (OpenKruise's
-/// `CalculatePartitionReplicas`): percentages round up (so any non-zero percentage keeps at
-/// least one old pod), but a percentage below `100%` with more than one replica always lets
-/// at least one pod update. The result is clamped to `[0, replicas]`; no partition means 0.
+/// The number of pods that stay on the current revision for `partition`
+/// ([`intstr::partition_replicas`], OpenKruise's `CalculatePartitionReplicas`), with the
+/// CloneSet's error naming the field.
 pub fn partition_replicas(
     partition: Option<&IntOrString>,
     replicas: i32,
 ) -> Result<i32, PlanError> {
-    let Some(p) = partition else {
-        return Ok(0);
-    };
-    // OpenKruise parses partition percentages as floats ("12.5%"), unlike the other knobs.
-    let mut v = intstr::scaled_value_fractional(p, i64::from(replicas), true)
-        .map(saturate)
-        .map_err(|_| PlanError::NotAPercentage {
-            field: "spec.updateStrategy.partition",
-            value: intstr::text(p),
-        })?;
-    if replicas > 1 && v == replicas && matches!(p, IntOrString::String(s) if s != "100%") {
-        v = replicas - 1;
-    }
-    Ok(v.clamp(0, replicas.max(0)))
+    intstr::partition_replicas(partition, replicas).map_err(|_| PlanError::NotAPercentage {
+        field: "spec.updateStrategy.partition",
+        value: partition.map(intstr::text).unwrap_or_default(),
+    })
 }
 
 /// The resolved numeric knobs of one CloneSet for one reconcile.

@@ -1,0 +1,6 @@
+//! SidecarSet: OpenKruise v1.9.0's injection, upgrade and revision decisions as pure functions
+//! (`pkg/control/sidecarcontrol`, `pkg/webhook/pod/mutating/sidecarset*.go`,
+//! `pkg/controller/sidecarset`).
+
+pub mod control;
+pub mod upgrade;
