@@ -14,6 +14,7 @@
 //! - [`podutil`]: pod readiness and availability.
 //! - [`ordinals`]: stateful pod ordinals, reserved ordinals, ordinal ranges.
 //! - [`selector`]: label selectors printed as `status.labelSelector` wants them.
+//! - [`sidecarset`]: SidecarSet hashes (`kruise.io/sidecarset-hash[-without-image]`).
 //! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
 
 pub mod expectations;
@@ -24,4 +25,5 @@ pub mod ordinals;
 pub mod podutil;
 pub mod revision;
 pub mod selector;
+pub mod sidecarset;
 pub mod updatesort;

@@ -1,0 +1,3 @@
+//! SidecarSet decisions of OpenKruise's `pkg/control/sidecarcontrol`.
+
+pub mod hash;
