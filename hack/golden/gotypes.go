@@ -48,6 +48,8 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(kruisev1beta1.StatefulSet{}),
 		reflect.TypeOf(kruisev1alpha1.DaemonSet{}),
 		reflect.TypeOf(kruisev1beta1.DaemonSet{}),
+		reflect.TypeOf(kruisev1alpha1.SidecarSet{}),
+		reflect.TypeOf(kruisev1beta1.SidecarSet{}),
 	}, core)
 }
 

@@ -407,6 +407,60 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, QuantityError> {
     Quantity::parse(s.trim())
 }
 
+/// Whether Go's `ParseQuantity` keeps `s` as the quantity's cached string (its fast path does so
+/// when the number is already written in canonical form), and the scale of the int64 amount it
+/// holds then. `None` when the string is not kept (or does not parse).
+fn kept_string_scale(s: &str) -> Option<i64> {
+    if s == "0" {
+        return Some(0);
+    }
+    let (_, num, denom, suffix) = split(s).ok()?;
+    let (_, exp, format) = interpret(&suffix)?;
+    let digits = (num.len() + denom.len()) as i64;
+    let (mut scale, precision, multiplier_bits) = match format {
+        Format::DecimalExponent | Format::DecimalSI => (exp, 18 - digits, 0),
+        Format::BinarySI if exp >= 0 && denom.is_empty() => {
+            // Go: 15 - len(num) - int32(float32(exponent)*3/10) - 1 (exact for 10, 20, ... 60).
+            (0, 15 - num.len() as i64 - exp * 3 / 10 - 1, exp)
+        }
+        Format::BinarySI => (0, -1, 0),
+    };
+    if precision < 0 {
+        return None;
+    }
+    scale -= denom.len() as i64;
+    if scale < -9 {
+        return None;
+    }
+    let shifted = format!("{num}{denom}");
+    let value: i64 = shifted.parse().ok()?;
+    // The product must fit an int64, or Go takes the slow path (which keeps no string).
+    value.checked_mul(1i64.checked_shl(multiplier_bits as u32)?)?;
+    let kept = match format {
+        Format::BinarySI => exp % 10 == 0 && value & 0x07 != 0,
+        _ => scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0'),
+    };
+    kept.then_some(scale)
+}
+
+/// The text Go's `encoding/json` writes for a `resource.Quantity` that `UnmarshalJSON` decoded
+/// from `text` (the JSON string's content, or a JSON number as written): the trimmed input itself
+/// when `ParseQuantity` kept it (already canonical, or canonical but for a `+` sign or leading
+/// zeros, which Go then writes back as they are), else the canonical form (`0.5` → `500m`,
+/// `1000m` → `1`). With `round_up_milli`, the quantity is first rounded up to milli units as
+/// Kubernetes' `SetDefaults_ResourceList` does to container resources (`RoundUp(-3)`, which
+/// keeps the string only when nothing finer than milli was written). `None` if `text` is not a
+/// quantity.
+pub fn go_json_text(text: &str, round_up_milli: bool) -> Option<String> {
+    let trimmed = text.trim();
+    let q = Quantity::parse(trimmed).ok()?;
+    match kept_string_scale(trimmed) {
+        Some(scale) if !round_up_milli || scale >= -3 => Some(trimmed.to_owned()),
+        _ if round_up_milli => Some(q.round_up(-3).canonical()),
+        _ => Some(q.canonical()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +550,47 @@ mod tests {
             q("0.0001").round_up(-3).cmp(&q("0.0002").round_up(-3)),
             Ordering::Equal
         );
+    }
+
+    #[test]
+    fn json_text_as_go_writes_it() {
+        for (input, plain, rounded) in [
+            ("100m", "100m", "100m"),
+            ("1000m", "1", "1"),
+            ("0.1", "100m", "100m"),
+            ("+100m", "+100m", "+100m"),
+            ("0100Mi", "0100Mi", "0100Mi"),
+            ("1024Mi", "1Gi", "1Gi"),
+            ("8Ki", "8Ki", "8Ki"),
+            ("1.5Gi", "1536Mi", "1536Mi"),
+            ("1e3", "1e3", "1e3"),
+            ("1E3", "1E3", "1E3"),
+            ("0.0001", "100u", "1m"),
+            ("100u", "100u", "1m"),
+            ("1n", "1n", "1m"),
+            (" 2 ", "2", "2"),
+            ("00", "0", "0"),
+            ("0", "0", "0"),
+            ("-1", "-1", "-1"),
+            ("1.000", "1", "1"),
+            (
+                "12345678901234567890",
+                "12345678901234567890",
+                "12345678901234567890",
+            ),
+        ] {
+            assert_eq!(
+                go_json_text(input, false).as_deref(),
+                Some(plain),
+                "{input}"
+            );
+            assert_eq!(
+                go_json_text(input, true).as_deref(),
+                Some(rounded),
+                "{input} rounded"
+            );
+        }
+        assert_eq!(go_json_text("x", false), None);
     }
 
     /// Accepted and refused exactly as Go's `resource.ParseQuantity` (v0.32) answered for each

@@ -15,9 +15,11 @@
 //! 2. **Generic encoding** ([`to_vec`]): object keys sorted byte-wise, `<`, `>`, `&`, U+2028 and
 //!    U+2029 escaped as `\u00xx`/`\u20xx`, numbers printed the way Go prints a `float64`.
 //!
-//! Not reproduced: Go re-canonicalises resource quantities (`"0.5"` becomes `"500m"`) and
-//! timestamps; values are kept as written. Objects already stored by Go OpenKruise are canonical,
-//! so they hash identically.
+//! Resource quantities are written as Go writes a decoded `resource.Quantity`
+//! (`kruise_api::validation::quantity::go_json_text`: `"0.5"` becomes `"500m"`, a canonical
+//! string is kept). Not reproduced: Go re-formats timestamps; they are kept as written. A JSON
+//! number given for a quantity is read back as serde_json prints it (`1e3` as `1000.0`, which
+//! Go would keep as `1e3`).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -43,6 +45,10 @@ pub enum GoType {
     DaemonSetV1alpha1,
     /// OpenKruise v1.9.0 `apps/v1beta1.DaemonSet`.
     DaemonSetV1beta1,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.SidecarSet`.
+    SidecarSetV1alpha1,
+    /// OpenKruise v1.9.0 `apps/v1beta1.SidecarSet`.
+    SidecarSetV1beta1,
 }
 
 impl GoType {
@@ -56,6 +62,8 @@ impl GoType {
             GoType::StatefulSetV1beta1 => "apps/v1beta1.StatefulSet",
             GoType::DaemonSetV1alpha1 => "apps/v1alpha1.DaemonSet",
             GoType::DaemonSetV1beta1 => "apps/v1beta1.DaemonSet",
+            GoType::SidecarSetV1alpha1 => "apps/v1alpha1.SidecarSet",
+            GoType::SidecarSetV1beta1 => "apps/v1beta1.SidecarSet",
         }
     }
 }
@@ -678,8 +686,56 @@ fn normalize_value(schema: &Schema, value: &mut Value, kind: &Kind) {
                 }
             }
         }
+        Kind::Custom(Custom::Quantity) => {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => return,
+            };
+            if let Some(t) = kruise_api::validation::quantity::go_json_text(&text, false) {
+                *value = Value::String(t);
+            }
+        }
         Kind::Custom(_) | Kind::Str | Kind::Int(_) | Kind::Bool | Kind::Bytes => {}
     }
+}
+
+/// The Go shape of the field at `path` (JSON field names) inside the struct `name`.
+fn field_kind<'s>(schema: &'s Schema, name: &str, path: &[&str]) -> Option<&'s Kind> {
+    let (first, rest) = path.split_first()?;
+    let field = schema.get(name)?.iter().find(|f| f.name == *first)?;
+    if rest.is_empty() {
+        return Some(&field.kind);
+    }
+    let mut kind = &field.kind;
+    while let Kind::Ptr(inner) = kind {
+        kind = inner;
+    }
+    match kind {
+        Kind::Struct(n) => field_kind(schema, n, rest),
+        _ => None,
+    }
+}
+
+/// [`normalize`] for the value of one field: `value` is rewritten as Go's typed encoding writes
+/// the field at `path` (JSON field names, e.g. `["spec", "containers"]`) of a `ty` — for a list
+/// of structs, each element. Nothing happens when `ty` has no such field.
+pub fn normalize_field(value: &mut Value, ty: GoType, path: &[&str]) {
+    let schema = schema();
+    if let Some(kind) = field_kind(schema, ty.name(), path) {
+        normalize_value(schema, value, kind);
+    }
+}
+
+/// [`to_vec_typed`] for the value of one field (`path` as in [`normalize_field`]): the bytes Go's
+/// `json.Marshal` writes for that field's Go value (`null` for a nil list). Call
+/// [`normalize_field`] first. `None` when `ty` has no such field.
+pub fn to_vec_typed_field(value: &Value, ty: GoType, path: &[&str]) -> Option<Vec<u8>> {
+    let schema = schema();
+    let kind = field_kind(schema, ty.name(), path)?;
+    let mut out = Vec::with_capacity(256);
+    write_typed(schema, value, kind, &mut out);
+    Some(out)
 }
 
 #[cfg(test)]

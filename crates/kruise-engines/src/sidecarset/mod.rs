@@ -3,4 +3,5 @@
 //! `pkg/controller/sidecarset`).
 
 pub mod control;
+pub mod hash;
 pub mod upgrade;
