@@ -14,7 +14,6 @@
 //! - [`podutil`]: pod readiness and availability.
 //! - [`ordinals`]: stateful pod ordinals, reserved ordinals, ordinal ranges.
 //! - [`selector`]: label selectors printed as `status.labelSelector` wants them.
-//! - [`sidecarset`]: SidecarSet hashes (`kruise.io/sidecarset-hash[-without-image]`).
 //! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
 //! - [`sidecarset`]: SidecarSet injection, in-place sidecar upgrade, hot upgrade and revisions.
 

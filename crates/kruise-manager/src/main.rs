@@ -101,6 +101,10 @@ struct Args {
     #[arg(long, default_value_t = 3)]
     daemonset_workers: u16,
 
+    /// Max concurrent SidecarSet reconciles.
+    #[arg(long, default_value_t = 3)]
+    sidecarset_workers: u16,
+
     /// Daemon pods are bound to their node by the scheduler (a `metadata.name` node affinity);
     /// `false` sets `spec.nodeName` instead.
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
@@ -493,6 +497,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         cloneset_workers: args.cloneset_workers,
         statefulset_workers: args.statefulset_workers,
         daemonset_workers: args.daemonset_workers,
+        sidecarset_workers: args.sidecarset_workers,
         assign_pods_by_scheduler: args.assign_pods_by_scheduler,
     };
     let servers_stop = CancellationToken::new();

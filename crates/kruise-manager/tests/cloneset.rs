@@ -867,7 +867,18 @@ async fn pre_download_creates_an_image_pull_job_for_the_new_image() {
         })
         .await
         .unwrap();
-    let cs = api.get("web").await.unwrap();
+    // The job can be created before the status write that reports the new update revision.
+    let cs = wait_for(
+        "the status to observe the template change",
+        TIMEOUT,
+        || async {
+            let cs = api.get("web").await.ok()?;
+            let s = status_of(&cs);
+            (s.observed_generation == cs.metadata.generation).then_some(cs)
+        },
+    )
+    .await
+    .unwrap();
     let update_rev = status_of(&cs).update_revision.unwrap_or_default();
     assert_eq!(
         job.metadata.name.as_deref(),

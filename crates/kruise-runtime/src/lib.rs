@@ -19,3 +19,13 @@ pub mod server;
 pub mod testing;
 
 pub use runner::Context;
+
+/// Namespace kruise-manager runs in (`POD_NAMESPACE`, default `kruise-system`, as OpenKruise's
+/// `webhookutil.GetNamespace`): where its certificate Secret and SidecarSet revisions live,
+/// and whose pods `/mutate-pod` leaves alone.
+pub fn kruise_namespace() -> String {
+    std::env::var("POD_NAMESPACE")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "kruise-system".to_owned())
+}

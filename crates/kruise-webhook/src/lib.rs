@@ -22,14 +22,7 @@ pub struct HandlerContext {
     pub lookup: Option<lookup::Lookup>,
 }
 
-/// Namespace kruise-manager runs in (`POD_NAMESPACE`, default `kruise-system`): where the
-/// certificate Secret lives, and whose pods `/mutate-pod` leaves alone.
-pub fn kruise_namespace() -> String {
-    std::env::var("POD_NAMESPACE")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "kruise-system".to_owned())
-}
+pub use kruise_runtime::kruise_namespace;
 
 pub mod certs;
 pub mod cloneset;

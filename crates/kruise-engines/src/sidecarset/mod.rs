@@ -4,4 +4,5 @@
 
 pub mod control;
 pub mod hash;
+pub mod revision;
 pub mod upgrade;

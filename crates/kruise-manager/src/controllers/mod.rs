@@ -4,6 +4,7 @@
 pub mod cloneset;
 pub mod daemonset;
 pub mod podreadiness;
+pub mod sidecarset;
 pub mod statefulset;
 
 use std::sync::Arc;
@@ -30,6 +31,8 @@ pub struct ControllerFlags {
     pub statefulset_workers: u16,
     /// `--daemonset-workers` (OpenKruise's flag; 0 is taken as 1).
     pub daemonset_workers: u16,
+    /// `--sidecarset-workers` (OpenKruise's flag; 0 is taken as 1).
+    pub sidecarset_workers: u16,
     /// `--assign-pods-by-scheduler`: daemon pods are bound by the scheduler (node affinity)
     /// rather than by `spec.nodeName`.
     pub assign_pods_by_scheduler: bool,
@@ -128,6 +131,28 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("", &["pods"], READ_WRITE),
                 rule("", &["pods/status"], &["get", "patch", "update"]),
                 rule("", &["nodes"], READ),
+                rule("apps", &["controllerrevisions"], READ_WRITE),
+            ]
+        },
+    },
+    ControllerEntry {
+        name: sidecarset::CONTROLLER_NAME,
+        setup: |ctx, flags| Box::pin(sidecarset::setup(ctx, flags.sidecarset_workers)),
+        rules: || {
+            vec![
+                rule(
+                    "apps.kruise.io",
+                    &["sidecarsets"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["sidecarsets/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("", &["pods"], &["get", "list", "patch", "update", "watch"]),
+                rule("", &["pods/status"], &["get", "patch", "update"]),
+                rule("", &["namespaces"], READ),
                 rule("apps", &["controllerrevisions"], READ_WRITE),
             ]
         },

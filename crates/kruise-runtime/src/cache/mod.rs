@@ -327,12 +327,17 @@ fn slim<K: Resource>(obj: &mut K) {
     obj.meta_mut().managed_fields = None;
 }
 
+/// An informer's kind and, for one of another namespace, that namespace.
+type InformerKey = (TypeId, Option<String>);
+
 struct CacheInner {
     client: Client,
     namespace: Option<String>,
     readiness: Readiness,
     stop: CancellationToken,
-    informers: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// Keyed by kind and, for informers of one other namespace ([`SharedCache::informer_in`]),
+    /// that namespace.
+    informers: Mutex<HashMap<InformerKey, Arc<dyn Any + Send + Sync>>>,
 }
 
 /// The process-wide cache. Cheap to clone; every clone shares the informers.
@@ -376,10 +381,31 @@ impl SharedCache {
     where
         K: Cached + Resource<Scope = k8s_openapi::NamespaceResourceScope>,
     {
-        self.get_or_start(true, |client, ns| match ns {
+        self.get_or_start(true, None, |client, ns| match ns {
             Some(ns) => Api::namespaced(client, ns),
             None => Api::all(client),
         })
+    }
+
+    /// The shared informer of namespaced kind `K` objects in `namespace` (e.g. the manager's own
+    /// namespace, where SidecarSet revisions live): the cache's [`informer`](Self::informer)
+    /// when it covers `namespace` (all namespaces, or restricted to this one), else an informer
+    /// of that namespace alone, started on first use and shared too. Read it with
+    /// [`Informer::in_namespace`].
+    pub fn informer_in<K>(&self, namespace: &str) -> Informer<K>
+    where
+        K: Cached + Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match self.inner.namespace.as_deref() {
+            None => self.informer(),
+            Some(ns) if ns == namespace => self.informer(),
+            Some(_) => {
+                let ns = namespace.to_owned();
+                self.get_or_start(true, Some(ns.clone()), move |client, _| {
+                    Api::namespaced(client, &ns)
+                })
+            }
+        }
     }
 
     /// The shared informer of cluster-scoped kind `K` (e.g. nodes), started on first use.
@@ -387,7 +413,7 @@ impl SharedCache {
     where
         K: Cached + Resource<Scope = k8s_openapi::ClusterResourceScope>,
     {
-        self.get_or_start(true, |client, _| Api::all(client))
+        self.get_or_start(true, None, |client, _| Api::all(client))
     }
 
     /// [`cluster_informer`](Self::cluster_informer) for a kind a controller reads only now and
@@ -399,7 +425,7 @@ impl SharedCache {
     where
         K: Cached + Resource<Scope = k8s_openapi::ClusterResourceScope>,
     {
-        self.get_or_start(false, |client, _| Api::all(client))
+        self.get_or_start(false, None, |client, _| Api::all(client))
     }
 
     /// How many informers have been started.
@@ -415,16 +441,18 @@ impl SharedCache {
     fn get_or_start<K: Cached>(
         &self,
         gate_readiness: bool,
+        only_namespace: Option<String>,
         api: impl FnOnce(Client, Option<&str>) -> Api<K>,
     ) -> Informer<K> {
         let mut map = lock(&self.inner.informers);
-        if let Some(inf) = map
-            .get(&TypeId::of::<K>())
-            .and_then(|e| e.downcast_ref::<Informer<K>>())
-        {
+        let key = (TypeId::of::<K>(), only_namespace.clone());
+        if let Some(inf) = map.get(&key).and_then(|e| e.downcast_ref::<Informer<K>>()) {
             return inf.clone();
         }
-        let name = K::plural(&()).into_owned();
+        let name = match &only_namespace {
+            None => K::plural(&()).into_owned(),
+            Some(ns) => format!("{}-{ns}", K::plural(&())),
+        };
         let writer: Writer<K> = Writer::default();
         let (tx, rx) = watch::channel(false);
         let informer = Informer {
@@ -436,7 +464,7 @@ impl SharedCache {
                 indexes: Mutex::new(Indexes::default()),
             }),
         };
-        map.insert(TypeId::of::<K>(), Arc::new(informer.clone()));
+        map.insert(key, Arc::new(informer.clone()));
         drop(map);
 
         let api = api(self.inner.client.clone(), self.inner.namespace.as_deref());

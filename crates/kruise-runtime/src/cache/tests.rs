@@ -290,3 +290,64 @@ async fn a_lazy_informer_does_not_hold_readiness_back() {
     assert!(!crate::cache::read_synced(&nodes, Duration::from_millis(200)).await);
     ctx.shutdown.cancel();
 }
+
+#[tokio::test]
+async fn informer_in_another_namespace_is_its_own_when_the_cache_is_restricted() {
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    let rev = |name: &str, ns: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": name, "namespace": ns, "uid": format!("u-{name}"), "resourceVersion": "1"},
+            "revision": 1})
+    };
+    let api = ScriptedApi::new();
+    api.list(
+        "/apis/apps/v1/namespaces/kruise-system/controllerrevisions",
+        ListReply::Now(vec![rev("ss-1", "kruise-system")]),
+    );
+    api.list(
+        "/apis/apps/v1/namespaces/test/controllerrevisions",
+        ListReply::Now(vec![rev("cs-1", "test")]),
+    );
+    let config = ControllerConfig {
+        namespace: Some("test".into()),
+        ..ControllerConfig::default()
+    };
+    let ctx = Arc::new(Context::new(api.client(), FeatureGates::default(), config));
+    let own = ctx.cache.informer::<ControllerRevision>();
+    let same = ctx.cache.informer_in::<ControllerRevision>("test");
+    let other = ctx.cache.informer_in::<ControllerRevision>("kruise-system");
+    assert_eq!(
+        ctx.cache.len(),
+        2,
+        "the cache's namespace is served by its own informer"
+    );
+    crate::cache::wait_for_cache_sync(&[own.synced(), other.synced()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(same.synced().is_synced());
+    assert_eq!(own.in_namespace("test").len(), 1);
+    assert_eq!(same.in_namespace("test").len(), 1);
+    let names: Vec<_> = other
+        .in_namespace("kruise-system")
+        .iter()
+        .filter_map(|r| r.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["ss-1"]);
+    ctx.shutdown.cancel();
+
+    // An unrestricted cache answers every namespace from its one informer.
+    let api = ScriptedApi::new();
+    api.list(
+        "/apis/apps/v1/controllerrevisions",
+        ListReply::Now(vec![rev("ss-1", "kruise-system"), rev("cs-1", "test")]),
+    );
+    let ctx = context(&api, Duration::from_secs(5));
+    let all = ctx.cache.informer_in::<ControllerRevision>("kruise-system");
+    let _ = ctx.cache.informer::<ControllerRevision>();
+    assert_eq!(ctx.cache.len(), 1);
+    crate::cache::wait_for_cache_sync(&[all.synced()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(all.in_namespace("kruise-system").len(), 1);
+    ctx.shutdown.cancel();
+}

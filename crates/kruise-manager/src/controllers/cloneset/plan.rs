@@ -32,7 +32,7 @@ pub fn scaled_value(
     round_up: bool,
 ) -> Result<i32, PlanError> {
     intstr::scaled_value(value, i64::from(total), round_up)
-        .map(saturate)
+        .map(|v| v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32)
         .map_err(|_| PlanError::NotAPercentage {
             field,
             value: intstr::text(value),

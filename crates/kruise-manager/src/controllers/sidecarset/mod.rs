@@ -1,0 +1,191 @@
+//! SidecarSet controller (`apps.kruise.io/v1beta1` SidecarSet, cluster-scoped; OpenKruise v1.9.0
+//! `pkg/controller/sidecarset`, reference §3.4).
+//!
+//! Same shape as every controller: [`setup`] (watches: SidecarSets, pods, namespaces and the
+//! SidecarSet revisions in the manager's namespace, all from the shared cache), [`reconcile`]
+//! (one pass, in `sync`), pure decisions in `kruise_engines::sidecarset`.
+//!
+//! One pass, as OpenKruise's `UpdateSidecarSet`: the matched pods (selected by `selector` in the
+//! namespaces `namespaceSelector` selects, active, injected by this SidecarSet and holding all
+//! its containers); the latest revision found or created (ControllerRevisions in the manager's
+//! namespace, history truncated to `revisionHistoryLimit`); the status written
+//! (`matchedPods`, `updatedPods`, `readyPods`, `updatedReadyPods`, `latestRevision`,
+//! `collisionCount`); once every pod this controller updated shows the update, unless the
+//! strategy is `NotUpdate` or paused: hot-upgrade pairs whose new container is ready get their
+//! old container reset to the empty image, else the next batch (`updateStrategy`: selector,
+//! partition, maxUnavailable, priority, scatter) has its sidecar images updated in place, and
+//! pods whose sidecars changed in more than images get `SidecarSetUpgradable` False.
+//!
+//! With `--namespace`, the manager manages only the SidecarSets that can select pods in that
+//! namespace alone (`namespaceSelector` pinning `kubernetes.io/metadata.name`): the others are
+//! cluster-wide and belong to a cluster-wide manager.
+
+mod sync;
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use kruise_api::apps::v1beta1::SidecarSet;
+use kube::ResourceExt;
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
+
+use kruise_engines::expectations::{ResourceVersionExpectations, UpdateExpectations};
+use kruise_engines::sidecarset::control;
+use kruise_runtime::cache::{CacheEvent, Informer};
+use kruise_runtime::runner::{self as runtime, Context};
+
+/// Name of the controller in `--controllers`, metrics and logs.
+pub const CONTROLLER_NAME: &str = "sidecarset";
+
+/// Label every namespace carries with its own name.
+const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// Errors of one pass. Every variant is retried with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An API call failed.
+    #[error("kubernetes API error: {0}")]
+    Kube(#[from] kube::Error),
+    /// A revision could not be built.
+    #[error("revision: {0}")]
+    Revision(#[from] kruise_engines::revision::RevisionError),
+    /// A shared workload control failed.
+    #[error(transparent)]
+    Control(#[from] crate::workload::ControlError),
+    /// Anything else (messages as OpenKruise's).
+    #[error("{0}")]
+    Other(String),
+}
+
+/// State shared by all passes.
+#[derive(Clone)]
+pub struct State {
+    /// SidecarSets.
+    pub sidecarsets: Informer<SidecarSet>,
+    /// Pods.
+    pub pods: Informer<Pod>,
+    /// Namespaces (for `namespaceSelector`).
+    pub namespaces: Informer<Namespace>,
+    /// ControllerRevisions of the manager's namespace.
+    pub revisions: Informer<ControllerRevision>,
+    /// The manager's namespace (`POD_NAMESPACE`), where revisions live.
+    pub kruise_namespace: String,
+    /// `--namespace`, when the manager is restricted to one namespace.
+    pub only_namespace: Option<String>,
+    /// Pods whose sidecars this controller updated, per SidecarSet, until the cache shows them.
+    pub updates: UpdateExpectations,
+    /// Minimum resourceVersions the cache must show for pods this controller wrote.
+    pub resource_versions: ResourceVersionExpectations,
+}
+
+/// Whether a manager restricted to `only` manages SidecarSet `s` (see the module docs).
+pub fn manages(s: &SidecarSet, only: Option<&str>) -> bool {
+    let Some(ns) = only else {
+        return true;
+    };
+    s.spec
+        .namespace_selector
+        .as_ref()
+        .and_then(|sel| sel.match_labels.as_ref())
+        .and_then(|l| l.get(NAMESPACE_NAME_LABEL))
+        .is_some_and(|v| v == ns)
+}
+
+/// Sets the controller up (informers start at once) and returns the future that runs it with
+/// `workers` (`--sidecarset-workers`) once every cache it reads has synced.
+pub fn setup(
+    ctx: &Arc<Context>,
+    workers: u16,
+) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static {
+    let ctx = ctx.clone();
+    let kruise_namespace = kruise_runtime::kruise_namespace();
+    let sidecarsets = ctx.cache.cluster_informer::<SidecarSet>();
+    let state = State {
+        sidecarsets: sidecarsets.clone(),
+        pods: ctx.cache.informer::<Pod>(),
+        namespaces: ctx.cache.cluster_informer::<Namespace>(),
+        revisions: ctx
+            .cache
+            .informer_in::<ControllerRevision>(&kruise_namespace),
+        kruise_namespace,
+        only_namespace: ctx.config.namespace.clone(),
+        updates: UpdateExpectations::new(),
+        resource_versions: ResourceVersionExpectations::new(),
+    };
+    let caches = vec![
+        sidecarsets.synced(),
+        state.pods.synced(),
+        state.namespaces.synced(),
+        state.revisions.synced(),
+    ];
+    let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
+    let pods_state = state.clone();
+    // OpenKruise's pod event handler: a pod maps to the SidecarSets named in its
+    // `kruise.io/sidecarset-injected-list` that exist and whose containers it holds.
+    let pods = state.pods.subscribe().for_each(move |event| {
+        let pod = event.object();
+        for name in control::injected_list(pod) {
+            let Some(s) = pods_state
+                .sidecarsets
+                .store()
+                .get(&ObjectRef::<SidecarSet>::new(&name))
+            else {
+                continue;
+            };
+            if !control::is_pod_consistent_with_sidecarset(pod, &s) {
+                continue;
+            }
+            match &event {
+                CacheEvent::Apply(o) => {
+                    pods_state.resource_versions.observe_object(&o.metadata);
+                    let _ = triggers.unbounded_send(ObjectRef::new(&name));
+                }
+                CacheEvent::Delete(o) => {
+                    pods_state.updates.delete_object(&name, &o.metadata);
+                    pods_state.resource_versions.delete_object(&o.metadata);
+                }
+            }
+        }
+        std::future::ready(())
+    });
+    let shutdown = ctx.shutdown.clone();
+    let observers = tokio::spawn(async move {
+        tokio::select! {
+            () = pods => {},
+            () = shutdown.cancelled() => {},
+        }
+    });
+    let controller = runtime::Triggers::from_informer(&sidecarsets).reconcile_on(trigger_rx);
+    async move {
+        let result = runtime::run_controller(
+            ctx,
+            CONTROLLER_NAME,
+            workers,
+            controller,
+            caches,
+            move |s, ctx| {
+                let state = state.clone();
+                async move { reconcile(s, ctx, state).await }
+            },
+        )
+        .await;
+        observers.abort();
+        result
+    }
+}
+
+/// One pass over one SidecarSet (see the module documentation).
+pub async fn reconcile(
+    s: Arc<SidecarSet>,
+    ctx: Arc<Context>,
+    state: State,
+) -> Result<Action, Error> {
+    if !manages(&s, state.only_namespace.as_deref()) {
+        return Ok(Action::await_change());
+    }
+    let key = s.name_any();
+    crate::workload::bounded_pass(&key, sync::sync(&s, &ctx, &state), Error::Other).await
+}
