@@ -492,9 +492,14 @@ rn_down() {
   for ((i = 0; i < n; i++)); do
     out=$(rn_verify_clean "$i") || { printf '[testbed] NOT CLEAN: %s\n' "$out" >&2; rc=1; }
   done
+  local last=0; [ -f "$RN_DIR/host-restored" ] && last=1
   out=$(rn_verify_host) || { printf '[testbed] NOT CLEAN: %s\n' "$out" >&2; rc=1; }
-  if [ "$n" -gt 0 ]; then
-    if [ "$rc" = 0 ]; then log "real nodes stopped; host clean (processes, mounts, cgroups, interfaces, sysctls)"; fi
+  if [ "$n" -gt 0 ] && [ "$rc" = 0 ]; then
+    if [ "$last" = 1 ]; then
+      log "real nodes stopped; host clean (processes, mounts, cgroups, interfaces; sysctls and host paths restored)"
+    else
+      log "real nodes stopped; host clean of this instance (processes, mounts, cgroups, interfaces); sysctls stay with the real nodes of another testbed instance still running"
+    fi
   fi
   return $rc
 }
