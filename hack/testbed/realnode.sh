@@ -75,13 +75,19 @@ rn_install_packages() {
   log "installing Debian packages: ${missing[*]}"
   mkdir -p "$LOGS"
   local t0; t0=$(date +%s)
-  # Daemons from these packages must not start as services (policy-rc.d); ours run privately.
+  # Daemons from these packages must not start as services; ours run privately. Where no
+  # policy-rc.d forbids it already, one does for the length of the install.
+  local policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; policy=1
+  fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
     >"$LOGS/apt.log" 2>&1 || {
     DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$LOGS/apt.log" 2>&1
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
       >>"$LOGS/apt.log" 2>&1
-  } || { tail -n 20 "$LOGS/apt.log" >&2; die "apt-get install ${missing[*]} failed (log: $LOGS/apt.log)"; }
+  } || { [ "$policy" = 0 ] || rm -f /usr/sbin/policy-rc.d; tail -n 20 "$LOGS/apt.log" >&2; die "apt-get install ${missing[*]} failed (log: $LOGS/apt.log)"; }
+  [ "$policy" = 0 ] || rm -f /usr/sbin/policy-rc.d
   log "packages installed in $(( $(date +%s) - t0 ))s"
 }
 
