@@ -503,8 +503,10 @@ rn_down() {
   if [ "$n" -gt 0 ] && [ "$rc" = 0 ]; then
     if [ "$last" = 1 ]; then
       log "real nodes stopped; host clean (processes, mounts, cgroups, interfaces; sysctls and host paths restored)"
-    else
+    elif [ -n "$(ls "$RN_HOST/nodes" 2>/dev/null)" ]; then
       log "real nodes stopped; host clean of this instance (processes, mounts, cgroups, interfaces); sysctls stay with the real nodes of another testbed instance still running"
+    else
+      log "real nodes stopped; host clean (processes, mounts, cgroups, interfaces; no host-global state held)"
     fi
   fi
   return $rc
