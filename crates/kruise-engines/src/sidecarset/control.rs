@@ -618,18 +618,15 @@ fn is_lower_alnum(c: u8) -> bool {
 }
 
 fn is_domain(s: &str) -> bool {
-    // host (labels of [a-zA-Z0-9-]) or [ipv6], optional :port
+    // host (labels of [a-zA-Z0-9-]), optional :port
     let (host, port) = match s.rfind(':') {
-        Some(i) if !s.starts_with('[') || s[..i].ends_with(']') => (&s[..i], Some(&s[i + 1..])),
-        _ => (s, None),
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
     };
     if let Some(p) = port
         && (p.is_empty() || !p.bytes().all(|c| c.is_ascii_digit()))
     {
         return false;
-    }
-    if host.starts_with('[') {
-        return host.ends_with(']') && host.len() > 2;
     }
     !host.is_empty()
         && host.split('.').all(|l| {
@@ -654,14 +651,16 @@ fn is_digest(s: &str) -> bool {
     let Some((alg, hex)) = s.split_once(':') else {
         return false;
     };
-    let alg_ok = !alg.is_empty()
-        && alg.split(['+', '.', '_', '-']).all(|p| {
-            !p.is_empty()
-                && p.bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
-        && alg.as_bytes()[0].is_ascii_lowercase();
-    alg_ok && hex.len() >= 32 && hex.bytes().all(|c| c.is_ascii_hexdigit())
+    let len = match alg {
+        "sha256" => 64,
+        "sha384" => 96,
+        "sha512" => 128,
+        _ => return false,
+    };
+    hex.len() == len
+        && hex
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
 }
 
 /// docker/distribution `reference.Parse`: `None` for a string that is not a reference

@@ -676,3 +676,24 @@ fn go_is_container_image_equal() {
         }
     }
 }
+
+#[test]
+fn image_digests_and_domains_as_go_digest_and_distribution_v2_8_2_accept_them() {
+    let hex64 = "a9286defaba7b3a519d585ba0e37d0b2cbee74ebfe590960b0b1d6a5e97d1e1d";
+    // go-digest v1.0.0: sha256/sha384/sha512 only, lower-case hex of the algorithm's length.
+    assert!(parse_image(&format!("busybox@sha256:{hex64}")).is_some());
+    assert!(parse_image(&format!("busybox@sha512:{hex64}{hex64}")).is_some());
+    assert!(parse_image(&format!("busybox@sha384:{hex64}{}", &hex64[..32])).is_some());
+    assert!(parse_image(&format!("busybox@sha256:{}", &hex64[..32])).is_none());
+    assert!(parse_image(&format!("busybox@sha256:{hex64}00")).is_none());
+    assert!(parse_image(&format!("busybox@sha256:{}", hex64.to_uppercase())).is_none());
+    assert!(parse_image(&format!("busybox@md5:{hex64}")).is_none());
+    assert!(parse_image(&format!("busybox@SHA256:{hex64}")).is_none());
+    assert!(!is_image_digest(&format!(
+        "busybox@sha256:{}",
+        &hex64[..40]
+    )));
+    // The reference grammar of docker/distribution v2.8.2 has no IPv6 domains.
+    assert!(parse_image("[::1]:5000/busybox:1").is_none());
+    assert!(parse_image("localhost:5000/busybox:1").is_some());
+}
