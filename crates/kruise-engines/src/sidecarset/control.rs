@@ -337,6 +337,17 @@ pub fn injected_list(pod: &Pod) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// The pod's init or regular container named `name`, init containers first
+/// (`util.GetContainer`).
+pub fn get_container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
+    let spec = pod.spec.as_ref()?;
+    spec.init_containers
+        .iter()
+        .flatten()
+        .chain(&spec.containers)
+        .find(|c| c.name == name)
+}
+
 /// Whether the pod has every container of the SidecarSet (`IsPodConsistentWithSidecarSet`):
 /// a hot-upgrade sidecar needs its working-container entry and both containers of the pair.
 pub fn is_pod_consistent_with_sidecarset(pod: &Pod, s: &SidecarSet) -> bool {
@@ -346,10 +357,10 @@ pub fn is_pod_consistent_with_sidecarset(pod: &Pod, s: &SidecarSet) -> bool {
         if is_hot_upgrade(c) {
             let (a, b) = hot_upgrade_names(n);
             info.contains_key(n)
-                && podutil::get_container(pod, &a).is_some()
-                && podutil::get_container(pod, &b).is_some()
+                && get_container(pod, &a).is_some()
+                && get_container(pod, &b).is_some()
         } else {
-            podutil::get_container(pod, n).is_some()
+            get_container(pod, n).is_some()
         }
     })
 }

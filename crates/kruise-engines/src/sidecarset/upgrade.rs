@@ -205,15 +205,15 @@ pub fn upgrade_pod(s: &SidecarSet, pod: &mut Pod, now: jiff::Timestamp) -> Vec<S
         let new_image = sidecar.container.image.clone().unwrap_or_default();
         let (target, old_image) = if is_hot_upgrade(sidecar) {
             let (to, other) = find_container_to_hot_upgrade(s, sidecar, pod);
-            let old = image_of(pod, &other);
+            let old = any_image_of(pod, &other);
             (to, old)
         } else {
-            (name.clone(), image_of(pod, name))
+            (name.clone(), any_image_of(pod, name))
         };
         if new_image == old_image {
             continue;
         }
-        let Some(c) = container_mut(pod, &target) else {
+        let Some(c) = any_container_mut(pod, &target) else {
             continue;
         };
         c.image = Some(new_image);
@@ -249,6 +249,21 @@ fn image_of(pod: &Pod, name: &str) -> String {
     podutil::get_container(pod, name)
         .and_then(|c| c.image.clone())
         .unwrap_or_default()
+}
+
+fn any_image_of(pod: &Pod, name: &str) -> String {
+    control::get_container(pod, name)
+        .and_then(|c| c.image.clone())
+        .unwrap_or_default()
+}
+
+fn any_container_mut<'a>(pod: &'a mut Pod, name: &str) -> Option<&'a mut Container> {
+    let spec = pod.spec.as_mut()?;
+    spec.init_containers
+        .iter_mut()
+        .flatten()
+        .chain(spec.containers.iter_mut())
+        .find(|c| c.name == name)
 }
 
 fn container_mut<'a>(pod: &'a mut Pod, name: &str) -> Option<&'a mut Container> {

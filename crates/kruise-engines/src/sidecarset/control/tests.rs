@@ -697,3 +697,20 @@ fn image_digests_and_domains_as_go_digest_and_distribution_v2_8_2_accept_them() 
     assert!(parse_image("[::1]:5000/busybox:1").is_none());
     assert!(parse_image("localhost:5000/busybox:1").is_some());
 }
+
+#[test]
+fn containers_are_looked_up_among_init_containers_first_as_go_util_get_container() {
+    let s = sidecarset_demo();
+    let mut p = pod_demo();
+    set_annotation(
+        &mut p,
+        keys::SIDECARSET_WORKING_HOT_UPGRADE_CONTAINER,
+        r#"{"hot-sidecar":"hot-sidecar-1"}"#,
+    );
+    assert!(is_pod_consistent_with_sidecarset(&p, &s));
+    let spec = p.spec.as_mut().unwrap();
+    let cold = spec.containers.remove(1);
+    assert!(!is_pod_consistent_with_sidecarset(&p, &s));
+    p.spec.as_mut().unwrap().init_containers = Some(vec![cold]);
+    assert!(is_pod_consistent_with_sidecarset(&p, &s));
+}

@@ -807,3 +807,20 @@ fn go_update_hot_upgrade_sidecar() {
         }
     }
 }
+
+#[test]
+fn a_sidecar_named_as_an_init_container_is_upgraded_there_as_go_util_get_container() {
+    let s = controller_sidecarset(json!({}));
+    let mut p = controller_pod();
+    let spec = p.spec.as_mut().unwrap();
+    let sidecar = spec.containers.remove(1);
+    spec.init_containers = Some(vec![sidecar]);
+    let changed = upgrade_pod(&s, &mut p, now());
+    assert_eq!(changed, vec!["test-sidecar".to_string()]);
+    assert_eq!(
+        p.spec.as_ref().unwrap().init_containers.as_ref().unwrap()[0]
+            .image
+            .as_deref(),
+        Some("test-image:v2")
+    );
+}
