@@ -370,7 +370,8 @@ pub fn is_injected_container(c: &Container) -> bool {
     c.env
         .iter()
         .flatten()
-        .any(|e| e.name == SIDECAR_ENV_KEY && e.value.as_deref() == Some("true"))
+        .find(|e| e.name == SIDECAR_ENV_KEY)
+        .is_some_and(|e| e.value.as_deref() == Some("true"))
 }
 
 fn share_enabled(p: Option<&kruise_api::apps::v1beta1::ShareVolumePolicy>) -> bool {
@@ -445,15 +446,10 @@ pub fn injected_volume_devices(sidecar: &SidecarContainer, pod: &Pod) -> Vec<Vol
         .collect()
 }
 
-/// Whether `s` is a Kubernetes qualified name (`validation.IsQualifiedName`).
-fn is_qualified_name(s: &str) -> bool {
-    kruise_api::validation::names::is_qualified_name(s).is_empty()
-}
-
 /// Splits `metadata.labels['key']` into (`metadata.labels`, `key`) (`SplitMaybeSubscriptedPath`).
 fn split_subscripted(path: &str) -> Option<(&str, &str)> {
     let rest = path.strip_suffix("']")?;
-    let open = rest.find("['")?;
+    let open = rest.find("['").filter(|&i| i > 0)?;
     Some((&rest[..open], &rest[open + 2..]))
 }
 
@@ -470,16 +466,20 @@ pub fn container_name_from_field_path(
     let Some((p, key)) = split_subscripted(path) else {
         return Err(format!("unsupported fieldPath: {path}"));
     };
+    let invalid =
+        |errs: Vec<String>| format!("invalid key subscript in {path}: {}", errs.join(";"));
     match p {
         "metadata.annotations" => {
-            if !is_qualified_name(&key.to_lowercase()) {
-                return Err(format!("invalid key subscript in {path}"));
+            let errs = kruise_api::validation::names::is_qualified_name(&key.to_lowercase());
+            if !errs.is_empty() {
+                return Err(invalid(errs));
             }
             Ok(annotation(pod, key).unwrap_or("").to_string())
         }
         "metadata.labels" => {
-            if !is_qualified_name(key) {
-                return Err(format!("invalid key subscript in {path}"));
+            let errs = kruise_api::validation::names::is_qualified_name(key);
+            if !errs.is_empty() {
+                return Err(invalid(errs));
             }
             Ok(pod
                 .metadata
@@ -497,6 +497,12 @@ pub fn container_name_from_field_path(
 /// `transferEnv` entry, the names `envName` and `envNames` (sorted, deduplicated) looked up in
 /// the source container; missing ones are skipped.
 pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
+    let mut in_pod: BTreeMap<String, &EnvVar> = BTreeMap::new();
+    for c in podutil::containers(pod) {
+        for e in c.env.iter().flatten() {
+            in_pod.insert(format!("{}/{}", c.name, e.name), e);
+        }
+    }
     let mut out = Vec::new();
     for t in sidecar.transfer_env.iter().flatten() {
         let mut names = BTreeSet::new();
@@ -517,12 +523,9 @@ pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
                 Err(_) => continue,
             }
         }
-        let Some(src) = podutil::get_container(pod, &source) else {
-            continue;
-        };
         for n in &names {
-            if let Some(e) = src.env.iter().flatten().find(|e| &e.name == n) {
-                out.push(e.clone());
+            if let Some(e) = in_pod.get(&format!("{source}/{n}")) {
+                out.push((*e).clone());
             }
         }
     }

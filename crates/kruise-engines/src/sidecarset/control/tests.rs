@@ -714,3 +714,47 @@ fn containers_are_looked_up_among_init_containers_first_as_go_util_get_container
     p.spec.as_mut().unwrap().init_containers = Some(vec![cold]);
     assert!(is_pod_consistent_with_sidecarset(&p, &s));
 }
+
+#[test]
+fn field_path_errors_as_go() {
+    let p = pod(json!({"metadata": {"name": "p"}}));
+    let err = |path: &str| container_name_from_field_path(&field_ref(path), &p).unwrap_err();
+    assert_eq!(err("metadata.name"), "unsupported fieldPath: metadata.name");
+    // fieldpath.SplitMaybeSubscriptedPath needs a path before the subscript.
+    assert_eq!(err("['app']"), "unsupported fieldPath: ['app']");
+    assert_eq!(
+        err("spec.nodeName['app']"),
+        r#"fieldPath "spec.nodeName['app']" does not support subscript"#
+    );
+    // The validation messages follow, joined by ';'.
+    let e = err("metadata.labels['a b']");
+    assert!(
+        e.starts_with("invalid key subscript in metadata.labels['a b']: name part must consist of"),
+        "{e}"
+    );
+}
+
+#[test]
+fn transfer_envs_take_the_last_duplicate_and_injected_reads_the_first() {
+    let p = pod(json!({
+        "spec": {"containers": [
+            {"name": "app", "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}],
+             "volumeDevices": [{"name": "d", "devicePath": "/d"}]},
+            {"name": "s", "env": [{"name": "IS_INJECTED", "value": "false"},
+                                  {"name": "IS_INJECTED", "value": "true"}],
+             "volumeDevices": [{"name": "e", "devicePath": "/e"}]}
+        ]}
+    }));
+    let sidecar: SidecarContainer = serde_json::from_value(json!({
+        "name": "x",
+        "transferEnv": [{"sourceContainerName": "app", "envName": "A"}],
+        "shareVolumeDevicePolicy": {"type": "enabled"}
+    }))
+    .unwrap();
+    // Go keys the pod's env vars by "container/name" in a map: the last one wins.
+    let got = transfer_envs(&sidecar, &p);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].value.as_deref(), Some("2"));
+    // util.GetContainerEnvValue reads the first IS_INJECTED: "s" is not an injected sidecar.
+    assert_eq!(injected_volume_devices(&sidecar, &p).len(), 2);
+}
