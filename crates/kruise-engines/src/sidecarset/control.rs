@@ -166,11 +166,22 @@ fn encode_upgrade_spec(s: &SidecarSetUpgradeSpec) -> String {
 }
 
 /// The upgrade spec of SidecarSet `name` recorded in the pod annotation `key` (empty when
-/// absent or unreadable: OpenKruise `GetPodSidecarSetUpgradeSpecInAnnotations`).
+/// absent or unreadable, only the hash in the older format: OpenKruise
+/// `GetPodSidecarSetUpgradeSpecInAnnotations`).
 pub fn pod_upgrade_spec(pod: &Pod, name: &str, key: &str) -> SidecarSetUpgradeSpec {
-    parse_upgrade_specs(annotation(pod, key), key)
+    let Some(value) = annotation(pod, key).filter(|v| !v.is_empty()) else {
+        return SidecarSetUpgradeSpec::default();
+    };
+    if let Ok(mut specs) = serde_json::from_str::<BTreeMap<String, SidecarSetUpgradeSpec>>(value) {
+        return specs.remove(name).unwrap_or_default();
+    }
+    serde_json::from_str::<BTreeMap<String, String>>(value)
         .ok()
-        .and_then(|mut m| m.remove(name))
+        .and_then(|mut old| old.remove(name))
+        .map(|hash| SidecarSetUpgradeSpec {
+            hash,
+            ..Default::default()
+        })
         .unwrap_or_default()
 }
 
@@ -945,25 +956,28 @@ pub fn update_pod_sidecarset_hash(pod: &mut Pod, s: &SidecarSet, now: jiff::Time
         Ok(m) => m,
         Err(_) => {
             let mut m = BTreeMap::new();
+            let mut older = BTreeMap::new();
             if let Ok(old) = serde_json::from_str::<BTreeMap<String, String>>(&current) {
-                for (k, v) in old {
+                for (k, v) in &old {
                     m.insert(
-                        k,
+                        k.clone(),
                         SidecarSetUpgradeSpec {
                             update_timestamp: Some(ts.clone()),
-                            hash: v,
+                            hash: v.clone(),
                             sidecar_set_name: name(s).to_string(),
                             ..Default::default()
                         },
                     );
                 }
+                older = old;
             }
             let without = anns
                 .get(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
                 .cloned()
                 .unwrap_or_default();
             if let Ok(old) = serde_json::from_str::<BTreeMap<String, String>>(&without) {
-                let converted: BTreeMap<String, SidecarSetUpgradeSpec> = old
+                older.extend(old);
+                let converted: BTreeMap<String, SidecarSetUpgradeSpec> = older
                     .into_iter()
                     .map(|(k, v)| {
                         (

@@ -758,3 +758,44 @@ fn transfer_envs_take_the_last_duplicate_and_injected_reads_the_first() {
     // util.GetContainerEnvValue reads the first IS_INJECTED: "s" is not an injected sidecar.
     assert_eq!(injected_volume_devices(&sidecar, &p).len(), 2);
 }
+
+#[test]
+fn older_hash_format_as_go_reads_and_converts_it() {
+    let mut p = pod_demo();
+    set_annotation(
+        &mut p,
+        keys::SIDECARSET_HASH,
+        r#"{"test-sidecarset": "aaa", "other": "ooo"}"#,
+    );
+    set_annotation(
+        &mut p,
+        keys::SIDECARSET_HASH_WITHOUT_IMAGE,
+        r#"{"test-sidecarset": "without-image-aaa"}"#,
+    );
+    // GetPodSidecarSetUpgradeSpecInAnnotations keeps only the hash of the older format.
+    assert_eq!(
+        pod_upgrade_spec(&p, SIDECARSET, keys::SIDECARSET_HASH),
+        SidecarSetUpgradeSpec {
+            hash: "aaa".into(),
+            ..Default::default()
+        }
+    );
+    // UpdatePodSidecarSetHash decodes both older annotations into one map: the image-less
+    // annotation it writes also carries the hashes only the hash annotation had.
+    update_pod_sidecarset_hash(&mut p, &sidecarset_demo(), now());
+    let a = p.metadata.annotations.as_ref().unwrap();
+    assert_eq!(
+        hashes(&a[keys::SIDECARSET_HASH_WITHOUT_IMAGE]),
+        BTreeMap::from([
+            ("other".to_string(), "ooo".to_string()),
+            (SIDECARSET.to_string(), "without-image-aaa".to_string()),
+        ])
+    );
+    assert_eq!(
+        hashes(&a[keys::SIDECARSET_HASH]),
+        BTreeMap::from([
+            ("other".to_string(), "ooo".to_string()),
+            (SIDECARSET.to_string(), "bbb".to_string()),
+        ])
+    );
+}
