@@ -287,22 +287,23 @@ pub fn find_container_to_hot_upgrade(
     let img1 = image_of(pod, &n1);
     let img2 = image_of(pod, &n2);
     // Go compares against zero-value containers when a name is missing: "" == "" counts.
+    let (c1, c2) = (name_or_empty(pod, &n1), name_or_empty(pod, &n2));
     if img1 == empty {
-        return (name_or_empty(pod, &n1), name_or_empty(pod, &n2));
+        return (c1, c2);
     }
     if img2 == empty {
-        return (name_or_empty(pod, &n2), name_or_empty(pod, &n1));
+        return (c2, c1);
     }
     let ready = |n: &str| {
         podutil::get_container_status(pod, n).is_some_and(|c| c.ready)
             && is_pod_state_consistent(s, pod, &BTreeSet::from([n.to_string()]))
     };
-    let (r1, r2) = (ready(&n1), ready(&n2));
+    let (r1, r2) = (ready(&c1), ready(&c2));
     if r1 && !r2 {
-        return (n2, n1);
+        return (c2, c1);
     }
     if !r1 && r2 {
-        return (n1, n2);
+        return (c1, c2);
     }
     let (work, other) = pod_hot_upgrade_containers(&sidecar.container.name, pod);
     (other, work)

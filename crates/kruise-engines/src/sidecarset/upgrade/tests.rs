@@ -824,3 +824,33 @@ fn a_sidecar_named_as_an_init_container_is_upgraded_there_as_go_util_get_contain
         Some("test-image:v2")
     );
 }
+
+#[test]
+fn a_missing_hot_upgrade_container_is_never_ready_as_go_zero_container() {
+    let s = hot_upgrade_sidecarset();
+    let sidecar = &control::containers(&s)[0];
+    let mut p = hot_upgrade_pod();
+    p.metadata.annotations.as_mut().unwrap().insert(
+        keys::SIDECARSET_WORKING_HOT_UPGRADE_CONTAINER.into(),
+        r#"{"test-sidecar":"test-sidecar-2"}"#.into(),
+    );
+    // test-sidecar-1 is gone from the spec (its status stays, ready); test-sidecar-2 is busy
+    // and not ready.
+    let spec = p.spec.as_mut().unwrap();
+    spec.containers.remove(1);
+    spec.containers[1].image = Some("test-image:v1".into());
+    let statuses = p
+        .status
+        .as_mut()
+        .unwrap()
+        .container_statuses
+        .as_mut()
+        .unwrap();
+    statuses.remove(2);
+    // Go looks the status of the zero container up by its empty name: not ready, so neither
+    // is ready and the idle one by the annotation is chosen.
+    assert_eq!(
+        find_container_to_hot_upgrade(&s, sidecar, &p),
+        ("test-sidecar-1".to_string(), "test-sidecar-2".to_string())
+    );
+}
