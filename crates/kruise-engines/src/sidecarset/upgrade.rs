@@ -397,8 +397,9 @@ pub fn flip_hot_upgrade(s: &SidecarSet, pod: &mut Pod, now: jiff::Timestamp) -> 
 
 /// The `SidecarSetUpgradable` pod condition after SidecarSet `name` says `upgradable`
 /// (OpenKruise `updatePodSidecarSetUpgradableCondition`): the condition's message is a JSON
-/// map of SidecarSet name → upgradable; status `True` (`AllSidecarsetUpgradable`) when all are,
-/// else `False` (`UpdateImmutableField`). `None` when nothing changes.
+/// map of SidecarSet name → upgradable; status `True` (`AllSidecarsetUpgradable`) when none is
+/// `false`, else `False` (`UpdateImmutableField`). `None` when nothing changes, or when the
+/// message is not a JSON object (Go returns an error and patches nothing).
 pub fn upgradable_condition(
     pod: &Pod,
     name: &str,
@@ -411,14 +412,12 @@ pub fn upgradable_condition(
         type_: control::SIDECARSET_UPGRADABLE.to_string(),
         ..Default::default()
     });
-    let mut kv: BTreeMap<String, bool> = cond
-        .message
-        .as_deref()
-        .filter(|m| !m.is_empty())
-        .and_then(|m| serde_json::from_str(m).ok())
-        .unwrap_or_default();
-    kv.insert(name.to_string(), upgradable);
-    let all = kv.values().all(|v| *v);
+    let mut kv = match cond.message.as_deref().filter(|m| !m.is_empty()) {
+        None => serde_json::Map::new(),
+        Some(m) => serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(m).ok()?,
+    };
+    kv.insert(name.to_string(), serde_json::Value::Bool(upgradable));
+    let all = !kv.values().any(|v| *v == serde_json::Value::Bool(false));
     cond.status = if all { "True" } else { "False" }.to_string();
     cond.reason = Some(
         if all {
@@ -429,7 +428,7 @@ pub fn upgradable_condition(
         .to_string(),
     );
     cond.message = Some(crate::revision::go_json::to_string(
-        &serde_json::to_value(&kv).unwrap_or_default(),
+        &serde_json::Value::Object(kv),
     ));
     // podutil.UpdatePodCondition: the transition time moves only with the status; nothing
     // changes when status, reason, message and probe time are equal.

@@ -854,3 +854,37 @@ fn a_missing_hot_upgrade_container_is_never_ready_as_go_zero_container() {
         ("test-sidecar-1".to_string(), "test-sidecar-2".to_string())
     );
 }
+
+#[test]
+fn upgradable_condition_keeps_every_message_value_as_go_map_of_interfaces() {
+    let with_message = |m: &str| -> Pod {
+        serde_json::from_value(json!({"status": {"conditions": [
+            {"type": "SidecarSetUpgradable", "status": "True", "message": m}]}}))
+        .unwrap()
+    };
+    let c = upgradable_condition(
+        &with_message(r#"{"b":true,"other":"x","n":1.50}"#),
+        SIDECARSET,
+        true,
+        now(),
+    )
+    .unwrap();
+    assert_eq!(c.status, "True");
+    assert_eq!(
+        c.message.as_deref(),
+        Some(r#"{"b":true,"n":1.5,"other":"x","test-sidecarset":true}"#)
+    );
+    let c = upgradable_condition(&with_message(r#"{"b":false}"#), SIDECARSET, true, now()).unwrap();
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_deref()),
+        ("False", Some("UpdateImmutableField"))
+    );
+    // GetMessageKvFromCondition fails: no patch.
+    assert!(upgradable_condition(&with_message("not json"), SIDECARSET, true, now()).is_none());
+    // A new condition.
+    let c = upgradable_condition(&Pod::default(), SIDECARSET, false, now()).unwrap();
+    assert_eq!(
+        (c.status.as_str(), c.message.as_deref()),
+        ("False", Some(r#"{"test-sidecarset":false}"#))
+    );
+}
