@@ -1075,15 +1075,303 @@ pub fn patch_pod_metadata(
     Ok(*anns == before)
 }
 
-/// evanphx/json-patch `MergePatch` of two JSON documents, written as Go writes the result
-/// (keys sorted, compact).
+/// evanphx/json-patch v5.6.0 `MergePatch` of two JSON documents, written as Go writes the
+/// result: objects the merge reads are written with sorted keys, every other value as it was
+/// written, compacted.
 fn merge_patch_json(origin: &str, patch: &str) -> Result<String, PatchMetadataError> {
-    let mut doc: Value = serde_json::from_str(origin)
-        .map_err(|_| PatchMetadataError("Invalid JSON Document".to_string()))?;
-    let p: Value = serde_json::from_str(patch)
-        .map_err(|_| PatchMetadataError("Invalid JSON Patch".to_string()))?;
-    json_patch::merge(&mut doc, &p);
-    Ok(crate::revision::go_json::to_string(&doc))
+    let bad_doc = || PatchMetadataError("Invalid JSON Document".to_string());
+    let bad_patch = || PatchMetadataError("Invalid JSON Patch".to_string());
+    if serde_json::from_str::<serde::de::IgnoredAny>(origin).is_err() {
+        return Err(bad_doc());
+    }
+    if serde_json::from_str::<serde::de::IgnoredAny>(patch).is_err() {
+        return Err(bad_patch());
+    }
+    if origin.trim() == "null" {
+        return Err(bad_doc());
+    }
+    if patch.trim() == "null" {
+        return Err(bad_patch());
+    }
+    let mut out = String::new();
+    match (split_object(origin), split_object(patch)) {
+        (Some(mut doc), Some(p)) => {
+            merge_docs(&mut doc, p);
+            Lazy::Doc(doc).write(&mut out);
+        }
+        (None, Some(p)) => {
+            let mut p = Lazy::Doc(p);
+            p.prune_nulls();
+            p.write(&mut out);
+        }
+        (_, None) => {
+            let mut p = Lazy::Ary(split_array(patch).ok_or_else(bad_patch)?);
+            p.prune_nulls();
+            p.write(&mut out);
+        }
+    }
+    Ok(out)
+}
+
+type LazyDoc = BTreeMap<String, Option<Lazy>>;
+
+/// A JSON value as evanphx/json-patch's `lazyNode` holds it: its text until it is read as an
+/// object or an array (`null` members are `None`).
+enum Lazy {
+    Raw(String),
+    Doc(LazyDoc),
+    Ary(Vec<Option<Lazy>>),
+}
+
+impl Lazy {
+    fn doc_mut(&mut self) -> Option<&mut LazyDoc> {
+        if let Lazy::Raw(text) = self
+            && let Some(doc) = split_object(text)
+        {
+            *self = Lazy::Doc(doc);
+        }
+        match self {
+            Lazy::Doc(doc) => Some(doc),
+            _ => None,
+        }
+    }
+
+    fn ary_mut(&mut self) -> Option<&mut Vec<Option<Lazy>>> {
+        if let Lazy::Raw(text) = self
+            && let Some(ary) = split_array(text)
+        {
+            *self = Lazy::Ary(ary);
+        }
+        match self {
+            Lazy::Ary(ary) => Some(ary),
+            _ => None,
+        }
+    }
+
+    fn prune_nulls(&mut self) {
+        if let Some(doc) = self.doc_mut() {
+            doc.retain(|_, v| v.is_some());
+            doc.values_mut().flatten().for_each(Lazy::prune_nulls);
+        } else if let Some(ary) = self.ary_mut() {
+            ary.iter_mut().flatten().for_each(Lazy::prune_nulls);
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        let write = |v: &Option<Lazy>, out: &mut String| match v {
+            Some(v) => v.write(out),
+            None => out.push_str("null"),
+        };
+        match self {
+            Lazy::Raw(text) => compact_go(text, out),
+            Lazy::Doc(doc) => {
+                out.push('{');
+                for (i, (k, v)) in doc.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&crate::revision::go_json::quote(k));
+                    out.push(':');
+                    write(v, out);
+                }
+                out.push('}');
+            }
+            Lazy::Ary(ary) => {
+                out.push('[');
+                for (i, v) in ary.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(v, out);
+                }
+                out.push(']');
+            }
+        }
+    }
+}
+
+fn merge_docs(doc: &mut LazyDoc, patch: LazyDoc) {
+    for (k, v) in patch {
+        let Some(mut v) = v else {
+            doc.remove(&k);
+            continue;
+        };
+        let merged = match doc.remove(&k).flatten() {
+            Some(cur) => merge_lazy(cur, v),
+            None => {
+                v.prune_nulls();
+                v
+            }
+        };
+        doc.insert(k, Some(merged));
+    }
+}
+
+fn merge_lazy(mut cur: Lazy, mut patch: Lazy) -> Lazy {
+    let Some(doc) = cur.doc_mut() else {
+        patch.prune_nulls();
+        return patch;
+    };
+    match patch.doc_mut() {
+        Some(p) => {
+            merge_docs(doc, std::mem::take(p));
+            cur
+        }
+        None => patch,
+    }
+}
+
+/// Go's `json.Compact` with HTML escaping of a valid JSON text.
+fn compact_go(text: &str, out: &mut String) {
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if !in_string {
+            match c {
+                ' ' | '\t' | '\n' | '\r' => {}
+                '"' => {
+                    in_string = true;
+                    out.push(c);
+                }
+                _ => out.push(c),
+            }
+            continue;
+        }
+        if escaped {
+            escaped = false;
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\\' => {
+                escaped = true;
+                out.push(c);
+            }
+            '"' => {
+                in_string = false;
+                out.push(c);
+            }
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            _ => out.push(c),
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    i += 1;
+    loop {
+        match b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+fn value_end(b: &[u8], mut i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => string_end(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            loop {
+                match b.get(i)? {
+                    b'"' => {
+                        i = string_end(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            while !matches!(
+                b.get(i),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            ) {
+                i += 1;
+            }
+            Some(i)
+        }
+    }
+}
+
+/// The members of a valid JSON text that is an object (later duplicates win), `None` for any
+/// other value.
+fn split_object(text: &str) -> Option<LazyDoc> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut doc = LazyDoc::new();
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(doc);
+    }
+    loop {
+        let key_end = string_end(b, i)?;
+        let key: String = serde_json::from_str(&text[i..key_end]).ok()?;
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let end = value_end(b, i)?;
+        let raw = &text[i..end];
+        doc.insert(key, (raw != "null").then(|| Lazy::Raw(raw.to_string())));
+        i = skip_ws(b, end);
+        match b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            b'}' => return Some(doc),
+            _ => return None,
+        }
+    }
+}
+
+/// The elements of a valid JSON text that is an array, `None` for any other value.
+fn split_array(text: &str) -> Option<Vec<Option<Lazy>>> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    let mut ary = Vec::new();
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return Some(ary);
+    }
+    loop {
+        let end = value_end(b, i)?;
+        let raw = &text[i..end];
+        ary.push((raw != "null").then(|| Lazy::Raw(raw.to_string())));
+        i = skip_ws(b, end);
+        match b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            b']' => return Some(ary),
+            _ => return None,
+        }
+    }
 }
 
 #[cfg(test)]

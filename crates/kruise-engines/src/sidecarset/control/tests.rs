@@ -799,3 +799,67 @@ fn older_hash_format_as_go_reads_and_converts_it() {
         ])
     );
 }
+
+#[test]
+fn merge_patch_json_as_evanphx_json_patch_v5_6_0() {
+    let cases = [
+        // Values the merge does not read keep their text (key order, number form, escapes).
+        (
+            r#"{"a":{"z":1,"b":2}, "c":1.0,"e":"\u0041<"}"#,
+            r#"{"d":3}"#,
+            r#"{"a":{"z":1,"b":2},"c":1.0,"d":3,"e":"\u0041\u003c"}"#,
+        ),
+        // Objects it merges into are written with sorted keys.
+        (
+            r#"{"a":{"z":1,"b":2}}"#,
+            r#"{"a":{"y":null,"x":1}}"#,
+            r#"{"a":{"b":2,"x":1,"z":1}}"#,
+        ),
+        // A patch object set where there was no object loses its null members.
+        (
+            r#"{"a":1}"#,
+            r#"{"a":{"b":null,"c":{"e":null}}}"#,
+            r#"{"a":{"c":{}}}"#,
+        ),
+        // A patch array replacing an object is kept as written.
+        (
+            r#"{"a":{"b":1}}"#,
+            r#"{"a":[{"x":null}]}"#,
+            r#"{"a":[{"x":null}]}"#,
+        ),
+        // A document that is no object: the patch, without its null members.
+        (
+            "[1]",
+            r#"{"a":{"b":null,"c":"<"}}"#,
+            r#"{"a":{"c":"\u003c"}}"#,
+        ),
+        // A patch that is an array: the array, nulls kept, null members of its objects dropped.
+        (
+            r#"{"x":1}"#,
+            r#"[{"a":null,"b":1},null]"#,
+            r#"[{"b":1},null]"#,
+        ),
+    ];
+    for (origin, patch, want) in cases {
+        assert_eq!(
+            merge_patch_json(origin, patch).unwrap(),
+            want,
+            "{origin} + {patch}"
+        );
+    }
+    let err = |o: &str, p: &str| merge_patch_json(o, p).unwrap_err().0;
+    assert_eq!(err("null", "{}"), "Invalid JSON Document");
+    assert_eq!(err("{", "{}"), "Invalid JSON Document");
+    assert_eq!(err("{}", "null"), "Invalid JSON Patch");
+    assert_eq!(err("{}", "1"), "Invalid JSON Patch");
+    assert_eq!(err("{}", "{"), "Invalid JSON Patch");
+
+    // Nothing changes when the merge writes the pod's value back as it was.
+    let mut p = pod(json!({"metadata": {"annotations": {"k": r#"{"a":1.0}"#}}}));
+    let patches: Vec<kruise_api::apps::v1beta1::SidecarSetPatchPodMetadata> =
+        serde_json::from_value(
+            json!([{"patchPolicy": "MergePatchJson", "annotations": {"k": r#"{"a":1.0}"#}}]),
+        )
+        .unwrap();
+    assert!(patch_pod_metadata(&mut p, &patches).unwrap());
+}
