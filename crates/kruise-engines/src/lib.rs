@@ -15,6 +15,7 @@
 //! - [`ordinals`]: stateful pod ordinals, reserved ordinals, ordinal ranges.
 //! - [`selector`]: label selectors printed as `status.labelSelector` wants them.
 //! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
+//! - [`sidecarset`]: SidecarSet decisions (the `resourcesPolicy` expression calculator).
 
 pub mod expectations;
 pub mod inplace;
@@ -24,4 +25,5 @@ pub mod ordinals;
 pub mod podutil;
 pub mod revision;
 pub mod selector;
+pub mod sidecarset;
 pub mod updatesort;

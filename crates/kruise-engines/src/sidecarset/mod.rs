@@ -1,0 +1,3 @@
+//! SidecarSet decisions as OpenKruise v1.9.0 makes them.
+
+pub mod calculator;
