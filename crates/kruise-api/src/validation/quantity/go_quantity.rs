@@ -585,7 +585,7 @@ impl GoQuantity {
     /// Go's `ScaledValue(scale)`: the value in units of `10^scale`, rounded up, with Go's
     /// overflow results (wrapped or 0 for an int64Amount; the low 64 bits, a truncating
     /// division plus one, or a floored division plus one for an `inf.Dec`).
-    pub fn scaled_value(&self, scale: i32) -> i64 {
+    fn scaled_value(&self, scale: i32) -> i64 {
         match &self.repr {
             Repr::Int { value, scale: s } => {
                 if *s < scale {
