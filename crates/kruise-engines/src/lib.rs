@@ -15,7 +15,8 @@
 //! - [`ordinals`]: stateful pod ordinals, reserved ordinals, ordinal ranges.
 //! - [`selector`]: label selectors printed as `status.labelSelector` wants them.
 //! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
-//! - [`sidecarset`]: SidecarSet decisions (the `resourcesPolicy` expression calculator).
+//! - [`sidecarset`]: SidecarSet decisions (the `resourcesPolicy` expression calculator and the
+//!   sidecar resources it computes from a pod).
 
 pub mod expectations;
 pub mod inplace;
