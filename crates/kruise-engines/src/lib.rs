@@ -15,7 +15,8 @@
 //! - [`ordinals`]: stateful pod ordinals, reserved ordinals, ordinal ranges.
 //! - [`selector`]: label selectors printed as `status.labelSelector` wants them.
 //! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
-//! - [`sidecarset`]: SidecarSet injection, in-place sidecar upgrade, hot upgrade and revisions.
+//! - [`sidecarset`]: SidecarSet injection, in-place sidecar upgrade, hot upgrade, revisions and the
+//!   `resourcesPolicy` expression calculator.
 
 pub mod expectations;
 pub mod inplace;

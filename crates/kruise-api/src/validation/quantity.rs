@@ -5,12 +5,20 @@
 //!
 //! The value is kept exactly, as an integer mantissa times a power of ten, rounded up to
 //! nano precision as Go does on parsing.
+//!
+//! [`GoQuantity`] is the same quantity with Go's in-memory state (int64 or `inf.Dec`
+//! representation, kept input string) and its arithmetic (`Add`, `Neg`, `Cmp`, `MilliValue`,
+//! `SetMilli`, ...), for computations whose printed result must be Go's.
 
 use std::cmp::Ordering;
 use std::fmt;
 
 use num_bigint::{BigInt, Sign};
 use num_traits::{One, Signed, ToPrimitive, Zero};
+
+mod go_quantity;
+
+pub use go_quantity::{GoQuantity, MAX_SCALE};
 
 /// The regular expression a quantity must match (`ErrFormatWrong`).
 pub const QUANTITY_REGEX: &str = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$";
@@ -29,6 +37,11 @@ pub enum QuantityError {
     /// `ErrSuffix`.
     #[error("unable to parse quantity's suffix")]
     Suffix,
+    /// Not one of Go's errors: refused by [`GoQuantity::parse`] because the representation's
+    /// decimal scale is beyond ±[`MAX_SCALE`] (Go would expand it into a number with that many
+    /// digits).
+    #[error("quantity out of the supported range (decimal scale beyond ±10000)")]
+    OutOfRange,
 }
 
 /// How a quantity is written (`resource.Format`).
@@ -51,8 +64,21 @@ pub struct Quantity {
     pub format: Format,
 }
 
+/// What Go's `parseQuantityString` splits a quantity into.
+struct Parts {
+    positive: bool,
+    /// The signed number as written, before the suffix (`-01.50` of `-01.50Gi`); `0` when the
+    /// number is only zeros.
+    value: String,
+    /// Integer digits without leading zeros (`0` when there are none).
+    num: String,
+    /// Fraction digits.
+    denom: String,
+    suffix: String,
+}
+
 /// Go's `parseQuantityString`: sign, integer digits, fraction digits and suffix.
-fn split(s: &str) -> Result<(bool, String, String, String), QuantityError> {
+fn split(s: &str) -> Result<Parts, QuantityError> {
     let b = s.as_bytes();
     let end = b.len();
     let mut pos = 0;
@@ -67,36 +93,44 @@ fn split(s: &str) -> Result<(bool, String, String, String), QuantityError> {
             _ => {}
         }
     }
+    let parts = |value: &str, num: &str, denom: &str, suffix: &str| Parts {
+        positive,
+        value: value.to_owned(),
+        num: num.to_owned(),
+        denom: denom.to_owned(),
+        suffix: suffix.to_owned(),
+    };
     // Leading zeros.
     while pos < end && b[pos] == b'0' {
         pos += 1;
     }
     if pos >= end {
-        return Ok((positive, "0".into(), String::new(), String::new()));
+        return Ok(parts("0", "0", "", ""));
     }
     let num_start = pos;
     while pos < end && b[pos].is_ascii_digit() {
         pos += 1;
     }
-    let mut num = s[num_start..pos].to_owned();
+    let mut num = &s[num_start..pos];
     if pos >= end {
-        return Ok((positive, num, String::new(), String::new()));
+        return Ok(parts(s, num, "", ""));
     }
     if num.is_empty() {
-        num = "0".into();
+        num = "0";
     }
-    let mut denom = String::new();
+    let mut denom = "";
     if b[pos] == b'.' {
         pos += 1;
         let d_start = pos;
         while pos < end && b[pos].is_ascii_digit() {
             pos += 1;
         }
-        denom = s[d_start..pos].to_owned();
+        denom = &s[d_start..pos];
         if pos >= end {
-            return Ok((positive, num, denom, String::new()));
+            return Ok(parts(s, num, denom, ""));
         }
     }
+    let value = &s[..pos];
     let suffix_start = pos;
     while pos < end && b"eEinumkKMGTP".contains(&b[pos]) {
         pos += 1;
@@ -110,7 +144,7 @@ fn split(s: &str) -> Result<(bool, String, String, String), QuantityError> {
     if pos < end {
         return Err(QuantityError::FormatWrong);
     }
-    Ok((positive, num, denom, s[suffix_start..].to_owned()))
+    Ok(parts(value, num, denom, &s[suffix_start..]))
 }
 
 /// `quantitySuffixer.interpret`: base, exponent and format of a suffix.
@@ -178,7 +212,13 @@ impl Quantity {
         if s.is_empty() {
             return Err(QuantityError::FormatWrong);
         }
-        let (positive, num, denom, suffix) = split(s)?;
+        let Parts {
+            positive,
+            num,
+            denom,
+            suffix,
+            ..
+        } = split(s)?;
         let (base, exp, mut format) = interpret(&suffix).ok_or(QuantityError::Suffix)?;
         let digits = format!("{num}{denom}");
         let mut mantissa: BigInt = digits.parse().map_err(|_| QuantityError::Numeric)?;
