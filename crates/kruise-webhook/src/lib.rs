@@ -34,6 +34,7 @@ pub mod field;
 pub mod lookup;
 pub mod pod;
 pub mod registry;
+pub mod scope;
 pub mod server;
 pub mod statefulset;
 pub mod support;

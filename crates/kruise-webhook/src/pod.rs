@@ -4,6 +4,7 @@
 //! enhanced liveness probe and PodProbeMarker steps are not implemented yet.
 
 pub mod mutation;
+pub mod sidecarset;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::core::admission::Operation;

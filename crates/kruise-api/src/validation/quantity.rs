@@ -454,7 +454,9 @@ fn kept_string_scale(s: &str) -> Option<i64> {
     if s == "0" {
         return Some(0);
     }
-    let (_, num, denom, suffix) = split(s).ok()?;
+    let Parts {
+        num, denom, suffix, ..
+    } = split(s).ok()?;
     let (_, exp, format) = interpret(&suffix)?;
     let digits = (num.len() + denom.len()) as i64;
     let (mut scale, precision, multiplier_bits) = match format {

@@ -5,6 +5,7 @@
 pub mod calculator;
 pub mod control;
 pub mod hash;
+pub mod inject;
 pub mod resources;
 pub mod revision;
 pub mod upgrade;
