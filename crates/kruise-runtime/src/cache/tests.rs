@@ -290,3 +290,17 @@ async fn a_lazy_informer_does_not_hold_readiness_back() {
     assert!(!crate::cache::read_synced(&nodes, Duration::from_millis(200)).await);
     ctx.shutdown.cancel();
 }
+
+#[tokio::test]
+async fn a_lazy_namespaced_informer_does_not_hold_readiness_back() {
+    let api = ScriptedApi::new();
+    api.list("/api/v1/configmaps", ListReply::Never);
+    let ctx = context(&api, Duration::from_secs(5));
+    ctx.readiness.set_ready(true);
+    let config_maps = ctx
+        .cache
+        .lazy_informer::<k8s_openapi::api::core::v1::ConfigMap>();
+    assert!(ctx.readiness.is_ready(), "{:?}", ctx.readiness.failing());
+    assert!(!crate::cache::read_synced(&config_maps, Duration::from_millis(200)).await);
+    ctx.shutdown.cancel();
+}
