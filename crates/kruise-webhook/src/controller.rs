@@ -773,8 +773,8 @@ mod tests {
     fn unserved_webhooks_are_pruned_and_the_installed_list_kept_as_template() {
         let (mut m, _) = configurations(&service_settings(), "CA");
         assert!(prune_unserved(&m, &registry::served_paths()).is_none());
-        let foreign = json!({"name": "msidecarset.kb.io",
-            "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-v1alpha1-sidecarset"}});
+        let foreign = json!({"name": "muniteddeployment.kb.io",
+            "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-uniteddeployment"}});
         m["webhooks"].as_array_mut().unwrap().push(foreign);
         let pruned = prune_unserved(&m, &registry::served_paths()).unwrap();
         let served = registry::REGISTRY
@@ -787,7 +787,7 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .iter()
-                .all(|w| w["name"] != "msidecarset.kb.io")
+                .all(|w| w["name"] != "muniteddeployment.kb.io")
         );
         let template: Vec<Value> = serde_json::from_str(
             pruned["metadata"]["annotations"][TEMPLATE_ANNOTATION]

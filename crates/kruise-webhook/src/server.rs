@@ -148,6 +148,10 @@ pub mod paths {
     pub const VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
     /// Advanced StatefulSet validation.
     pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
+    /// SidecarSet defaults and hash annotations (both versions).
+    pub const MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
+    /// SidecarSet validation (both versions).
+    pub const VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";
     /// Pod mutation.
     pub const MUTATE_POD: &str = "/mutate-pod";
     /// CRD conversion (ConversionReview).

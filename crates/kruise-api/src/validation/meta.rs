@@ -169,12 +169,41 @@ pub type NameFn = fn(name: &str, prefix: bool) -> Vec<String>;
 const STANDARD_FINALIZERS: &[&str] = &["kubernetes", "orphan", "foregroundDeletion"];
 
 /// `ValidateObjectMeta` of an object being created (core's variant, which also checks
-/// finalizer names): `generateName` and `name` by `name_fn` (a name is required), `namespace`
-/// required and a DNS-1123 label when `requires_namespace` (forbidden otherwise),
-/// `generation >= 0`, labels, annotations, owner references (version, kind, name and uid set;
-/// at most one controller) and finalizers (qualified names, standard or domain-qualified; not
-/// both `orphan` and `foregroundDeletion`). Managed fields are not checked.
+/// finalizer names): [`validate_object_meta_generic`], then every finalizer must be a standard
+/// finalizer name or domain-qualified.
 pub fn validate_object_meta(
+    meta: &ObjectMeta,
+    requires_namespace: bool,
+    name_fn: NameFn,
+    path: &Path,
+) -> ErrorList {
+    let mut errs = validate_object_meta_generic(meta, requires_namespace, name_fn, path);
+    let fin_path = path.child("finalizers");
+    for (i, f) in meta.finalizers.iter().flatten().enumerate() {
+        let p = fin_path.index(i);
+        errs.extend(
+            is_qualified_name(f)
+                .into_iter()
+                .map(|m| FieldError::invalid(p.clone(), f.as_str(), m)),
+        );
+        if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f.as_str()) {
+            errs.push(FieldError::invalid(
+                p,
+                f.as_str(),
+                "name is neither a standard finalizer name nor is it fully qualified",
+            ));
+        }
+    }
+    errs
+}
+
+/// apimachinery's generic `ValidateObjectMeta` (`k8s.io/apimachinery/pkg/api/validation`, what
+/// custom resources' webhooks such as OpenKruise's SidecarSet one call): `generateName` and
+/// `name` by `name_fn` (a name is required), `namespace` required and a DNS-1123 label when
+/// `requires_namespace` (forbidden otherwise), `generation >= 0`, labels, annotations, owner
+/// references (version, kind, name and uid set; at most one controller) and finalizers
+/// (qualified names; not both `orphan` and `foregroundDeletion`). Managed fields are not checked.
+pub fn validate_object_meta_generic(
     meta: &ObjectMeta,
     requires_namespace: bool,
     name_fn: NameFn,
@@ -297,21 +326,6 @@ pub fn validate_object_meta(
             json!(finalizers),
             "finalizer orphan and foregroundDeletion cannot be both set",
         ));
-    }
-    for (i, f) in finalizers.iter().enumerate() {
-        let p = fin_path.index(i);
-        errs.extend(
-            is_qualified_name(f)
-                .into_iter()
-                .map(|m| FieldError::invalid(p.clone(), f.as_str(), m)),
-        );
-        if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f.as_str()) {
-            errs.push(FieldError::invalid(
-                p,
-                f.as_str(),
-                "name is neither a standard finalizer name nor is it fully qualified",
-            ));
-        }
     }
     errs
 }

@@ -447,12 +447,12 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, QuantityError> {
     Quantity::parse(s.trim())
 }
 
-/// Whether Go's `ParseQuantity` keeps `s` as the quantity's cached string (its fast path does so
-/// when the number is already written in canonical form), and the scale of the int64 amount it
-/// holds then. `None` when the string is not kept (or does not parse).
-fn kept_string_scale(s: &str) -> Option<i64> {
+/// Go's `ParseQuantity` fast path: when `s` parses into an int64 amount, its scale and whether
+/// Go keeps `s` as the quantity's cached string (it does when the number is written in
+/// canonical form). `None` when Go takes the arbitrary-precision path (or `s` does not parse).
+fn int64_fast_path(s: &str) -> Option<(i64, bool)> {
     if s == "0" {
-        return Some(0);
+        return Some((0, true));
     }
     let Parts {
         num, denom, suffix, ..
@@ -482,7 +482,20 @@ fn kept_string_scale(s: &str) -> Option<i64> {
         Format::BinarySI => exp % 10 == 0 && value & 0x07 != 0,
         _ => scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0'),
     };
-    kept.then_some(scale)
+    Some((scale, kept))
+}
+
+/// Whether Kubernetes' `SetDefaults_ResourceList` changes the quantity Go decodes from `text`
+/// (`RoundUp(-3)` leaves an int64 amount of milli scale or coarser untouched and replaces
+/// anything finer, or any arbitrary-precision amount); `Some` with the text Go then writes, `None`
+/// when the quantity stays as decoded (or `text` is not a quantity).
+pub fn go_round_up_milli(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    let q = Quantity::parse(trimmed).ok()?;
+    match int64_fast_path(trimmed) {
+        Some((scale, _)) if scale >= -3 => None,
+        _ => Some(q.round_up(-3).canonical()),
+    }
 }
 
 /// The text Go's `encoding/json` writes for a `resource.Quantity` that `UnmarshalJSON` decoded
@@ -496,8 +509,8 @@ fn kept_string_scale(s: &str) -> Option<i64> {
 pub fn go_json_text(text: &str, round_up_milli: bool) -> Option<String> {
     let trimmed = text.trim();
     let q = Quantity::parse(trimmed).ok()?;
-    match kept_string_scale(trimmed) {
-        Some(scale) if !round_up_milli || scale >= -3 => Some(trimmed.to_owned()),
+    match int64_fast_path(trimmed) {
+        Some((scale, true)) if !round_up_milli || scale >= -3 => Some(trimmed.to_owned()),
         _ if round_up_milli => Some(q.round_up(-3).canonical()),
         _ => Some(q.canonical()),
     }
@@ -633,6 +646,10 @@ mod tests {
             );
         }
         assert_eq!(go_json_text("x", false), None);
+        assert_eq!(go_round_up_milli("1000m"), None);
+        assert_eq!(go_round_up_milli("1.000"), None);
+        assert_eq!(go_round_up_milli("100u").as_deref(), Some("1m"));
+        assert_eq!(go_round_up_milli("1.5Gi").as_deref(), Some("1536Mi"));
     }
 
     /// Accepted and refused exactly as Go's `resource.ParseQuantity` (v0.32) answered for each
