@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_runtime::cache::{Informer, SharedCache};
@@ -45,6 +45,10 @@ enum Source {
         storage_classes: Informer<StorageClass>,
         sidecar_sets: Informer<SidecarSet>,
         controller_revisions: Informer<ControllerRevision>,
+        /// ControllerRevisions of the manager's namespace (SidecarSet revisions), cached even
+        /// when the cache is restricted to another namespace.
+        kruise_revisions: Informer<ControllerRevision>,
+        namespaces: Informer<Namespace>,
     },
     Fixed(Arc<FixedCluster>),
 }
@@ -62,6 +66,8 @@ pub struct FixedCluster {
     pub controller_revisions: Vec<ControllerRevision>,
     /// ConfigMaps.
     pub config_maps: Vec<ConfigMap>,
+    /// Namespaces.
+    pub namespaces: Vec<Namespace>,
 }
 
 impl std::fmt::Debug for Lookup {
@@ -118,6 +124,9 @@ impl Lookup {
                 storage_classes: cache.cluster_informer::<StorageClass>(),
                 sidecar_sets: cache.cluster_informer::<SidecarSet>(),
                 controller_revisions: cache.informer::<ControllerRevision>(),
+                kruise_revisions: cache
+                    .informer_in::<ControllerRevision>(&kruise_runtime::kruise_namespace()),
+                namespaces: cache.cluster_informer::<Namespace>(),
             },
         }
     }
@@ -265,8 +274,15 @@ impl Lookup {
                 client,
                 cache_namespace,
                 controller_revisions,
+                kruise_revisions,
                 ..
-            } => (client, cache_namespace, controller_revisions),
+            } => {
+                if namespace == kruise_runtime::kruise_namespace() {
+                    (client, &None, kruise_revisions)
+                } else {
+                    (client, cache_namespace, controller_revisions)
+                }
+            }
         };
         if Self::watched(cache_namespace, namespace) && synced(informer).await {
             return Ok(informer
@@ -307,8 +323,15 @@ impl Lookup {
                 client,
                 cache_namespace,
                 controller_revisions,
+                kruise_revisions,
                 ..
-            } => (client, cache_namespace, controller_revisions),
+            } => {
+                if namespace == kruise_runtime::kruise_namespace() {
+                    (client, &None, kruise_revisions)
+                } else {
+                    (client, cache_namespace, controller_revisions)
+                }
+            }
         };
         if Self::watched(cache_namespace, namespace) && synced(informer).await {
             return Ok(informer
@@ -321,6 +344,29 @@ impl Lookup {
             .list(&ListParams::default().labels(&label_selector(labels)))
             .await
             .map(|l| l.items.into_iter().map(Arc::new).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Namespace `name`, or `None` if it does not exist.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn namespace(&self, name: &str) -> Result<Option<Arc<Namespace>>, String> {
+        let (client, informer) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(named(&c.namespaces, None, name).cloned().map(Arc::new));
+            }
+            Source::Cache {
+                client, namespaces, ..
+            } => (client, namespaces),
+        };
+        if synced(informer).await {
+            return Ok(informer.store().get(&ObjectRef::new(name)));
+        }
+        Api::<Namespace>::all(client.clone())
+            .get_opt(name)
+            .await
+            .map(|n| n.map(Arc::new))
             .map_err(|e| e.to_string())
     }
 

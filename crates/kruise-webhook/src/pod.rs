@@ -1,7 +1,7 @@
-//! Pod admission (`/mutate-pod`, pods CREATE): the skeleton of OpenKruise v1.9.0's pod mutating
-//! webhook with the `KruisePodReady` readiness gate and container launch priority
-//! ([`mutation`]). SidecarSet injection, WorkloadSpread, PodUnavailableBudget, PersistentPodState,
-//! enhanced liveness probe and PodProbeMarker steps are not implemented yet.
+//! Pod admission (`/mutate-pod`, pods CREATE): OpenKruise v1.9.0's pod mutating webhook with the
+//! `KruisePodReady` readiness gate, SidecarSet injection ([`sidecarset`]) and container launch
+//! priority ([`mutation`]), in OpenKruise's order. WorkloadSpread, PodUnavailableBudget,
+//! PersistentPodState, enhanced liveness probe and PodProbeMarker steps are not implemented yet.
 
 pub mod mutation;
 pub mod sidecarset;
@@ -36,6 +36,29 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     let original = pod.clone();
     let mut changed = mutation::inject_readiness_gate(&ctx.gates, &mut pod);
     if req.resource.resource == "pods" {
+        let view = match &ctx.lookup {
+            Some(lookup) => {
+                let ns = pod.metadata.namespace.clone().unwrap_or_default();
+                match sidecarset_view(lookup, &ns).await {
+                    Ok(v) => v,
+                    Err(e) => return errored(req, CODE_INTERNAL, e),
+                }
+            }
+            None => sidecarset::SidecarSetView::default(),
+        };
+        let opts = kruise_engines::sidecarset::inject::InjectOptions {
+            sort_containers_by_name: ctx
+                .gates
+                .enabled(kruise_runtime::features::Feature::EnableSortSidecarContainerByName),
+            now: jiff::Timestamp::now(),
+        };
+        match sidecarset::mutate(&mut pod, &view, opts, rand::random::<f64>()) {
+            Err(e) => return errored(req, CODE_INTERNAL, e),
+            Ok(false) => changed = true,
+            Ok(true) => {}
+        }
+    }
+    if req.resource.resource == "pods" {
         match mutation::launch_priorities(&pod) {
             Err(e) => return errored(req, CODE_INTERNAL, e.to_string()),
             Ok(Some(p)) => {
@@ -49,6 +72,47 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         return allow(req);
     }
     patch_response(req, change_patch(req, &original, &pod))
+}
+
+/// What the SidecarSet step reads, from the shared cache: every SidecarSet, the labels of the
+/// pod's namespace (only when a SidecarSet exists) and the SidecarSet revisions of the manager's
+/// namespace (only when a SidecarSet pins an injection revision).
+async fn sidecarset_view(
+    lookup: &crate::lookup::Lookup,
+    namespace: &str,
+) -> Result<sidecarset::SidecarSetView, String> {
+    let sidecarsets = lookup.sidecar_sets().await?;
+    if sidecarsets.is_empty() {
+        return Ok(sidecarset::SidecarSetView::default());
+    }
+    let ns = if namespace.is_empty() {
+        "default"
+    } else {
+        namespace
+    };
+    let namespace_labels = match lookup.namespace(ns).await {
+        Ok(Some(n)) => Some(n.metadata.labels.clone().unwrap_or_default()),
+        _ => None,
+    };
+    let pins = sidecarsets.iter().any(|s| {
+        s.spec
+            .injection_strategy
+            .as_ref()
+            .and_then(|i| i.revision.as_ref())
+            .is_some_and(|r| r.revision_name.is_some() || r.custom_version.is_some())
+    });
+    let revisions = if pins {
+        lookup
+            .controller_revisions(&crate::kruise_namespace(), &Default::default())
+            .await?
+    } else {
+        Vec::new()
+    };
+    Ok(sidecarset::SidecarSetView {
+        sidecarsets,
+        namespace_labels,
+        revisions,
+    })
 }
 
 #[cfg(test)]
