@@ -1051,6 +1051,9 @@ async fn external_certificates_are_used_and_never_rewritten() {
         external_certs: true,
         only_namespace: Some(ns.name().to_owned()),
         name_suffix: None,
+        failure_policies: Default::default(),
+        timeout_seconds: Some(controller::DEFAULT_TIMEOUT_SECONDS),
+        pod_scope: controller::PodScope::Every,
     };
     let (m, v) = controller::configurations(&settings, &issued.ca_cert);
     let out = kubectl(
