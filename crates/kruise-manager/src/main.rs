@@ -399,11 +399,12 @@ async fn start_webhooks(
             ctx.config.namespace.clone(),
         )),
     });
+    let webhook_metrics = wserver::WebhookMetrics::register(&ctx.metrics);
     let served = tokio::spawn({
         let store = store.clone();
         let stop = stop.clone();
         async move {
-            if let Err(e) = wserver::serve(addr, store, hctx, stop).await {
+            if let Err(e) = wserver::serve(addr, store, hctx, webhook_metrics, stop).await {
                 tracing::error!(error = %e, "webhook server failed");
             }
             Ok(())
