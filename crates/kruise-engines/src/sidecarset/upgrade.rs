@@ -190,6 +190,7 @@ pub fn status_changed(stored: Option<&SidecarSetStatus>, new: &SidecarSetStatus)
         || new.latest_revision.as_deref().unwrap_or("")
             != old.latest_revision.as_deref().unwrap_or("")
         || new.collision_count != old.collision_count
+        || new.uninjected_pods != old.uninjected_pods
 }
 
 /// OpenKruise `updatePodSidecarContainer` (with `commonControl.UpgradeSidecarContainer`): the
