@@ -214,7 +214,7 @@ pub async fn run(
             .iter()
             .filter(|p| p.metadata.deletion_timestamp.is_some() || !podutil::is_pod_ready(p))
             .count() as i64;
-        let allowed = allowed_unavailable(ctx, pod, owner, siblings.len() as i64).await?;
+        let allowed = allowed_unavailable(ctx, pod, owner).await?;
         if unavailable + 1 > allowed {
             tracing::debug!(pod = %pod.name_any(), unavailable, allowed, "replacement waits for the workload's budget");
             continue;
@@ -248,7 +248,6 @@ async fn allowed_unavailable(
     ctx: &Context,
     pod: &Pod,
     owner: &k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
-    pods: i64,
 ) -> Result<i64, Error> {
     let ns = pod.namespace().unwrap_or_default();
     let resolve = |v: Option<&IntOrString>, default: &str, total: i64, round_up: bool| {
@@ -303,6 +302,6 @@ async fn allowed_unavailable(
                 true,
             ))
         }
-        _ => Ok(1.min(pods.max(1))),
+        _ => Ok(1),
     }
 }
