@@ -246,7 +246,8 @@ fn pod_with_staragent() -> Value {
 fn go_merge_sidecar_secrets() {
     let secrets = |names: &[&str]| -> Value { names.iter().map(|n| json!({"name": n})).collect() };
     // (secrets of the SidecarSet, of the pod, merged): Go checks the count only.
-    let cases: [(&[&str], Option<&[&str]>, &[&str]); 4] = [
+    type Case<'a> = (&'a [&'a str], Option<&'a [&'a str]>, &'a [&'a str]);
+    let cases: [Case<'_>; 4] = [
         (
             &["s0", "s1", "s2"],
             Some(&["s2", "s3", "s3"]),
@@ -541,6 +542,14 @@ fn sidecar(name: &str, policy: Option<&str>) -> SidecarContainer {
     }
 }
 
+/// (name, the pod's containers, the injected ones, the merged names)
+type MergeCase<'a> = (
+    &'a str,
+    &'a [&'a str],
+    &'a [SidecarContainer],
+    &'a [&'a str],
+);
+
 /// Go's test: the injected containers sorted by name (stable), then merged.
 fn merged(origins: &[&str], injected: &[SidecarContainer]) -> Vec<String> {
     let mut injected = injected.to_vec();
@@ -559,7 +568,7 @@ fn go_merge_sidecar_containers() {
         sidecar("sidecar-1", Some("AfterAppContainer")),
         sidecar("new-sidecar-1", Some("BeforeAppContainer")),
     ];
-    let cases: [(&str, &[&str], &[SidecarContainer], &[&str]); 6] = [
+    let cases: [MergeCase<'_>; 6] = [
         (
             "origins not sidecar, and inject new sidecar",
             &pod_containers[1..2],
@@ -614,7 +623,7 @@ fn go_inject_init_container_sort() {
         sidecar("c-init", Some("BeforeAppContainer")),
         sidecar("b-init", Some("BeforeAppContainer")),
     ];
-    let cases: [(&str, &[&str], &[SidecarContainer], &[&str]); 3] = [
+    let cases: [MergeCase<'_>; 3] = [
         (
             "origins nil, inject containers(a, b, c)",
             &[],
@@ -1012,6 +1021,15 @@ fn policy_set(sidecar: &str, policy: Value, as_init: bool) -> SidecarSet {
     }))
 }
 
+/// (name, pod spec, policy, as an init container, Ok(resources) / Err(message))
+type ResourcesCase = (
+    &'static str,
+    Value,
+    Value,
+    bool,
+    Result<Value, &'static str>,
+);
+
 fn injected_resources(out: &Pod, name: &str) -> Value {
     let spec = out.spec.as_ref().unwrap();
     let c = spec
@@ -1042,8 +1060,7 @@ fn go_apply_resources_policy() {
     };
     let max_half = Some(["max(cpu*50%, 50m)", "200Mi"]);
     let max_half_req = Some(["max(cpu*50%, 50m)", "100Mi"]);
-    // (name, pod spec, policy, as init container, Ok(resources) / Err(message))
-    let cases: Vec<(&str, Value, Value, bool, Result<Value, &str>)> = vec![
+    let cases: Vec<ResourcesCase> = vec![
         (
             "sum mode with percentage - basic",
             json!({"containers": two_apps("app1", "app2")}),
