@@ -1236,3 +1236,274 @@ fn go_get_target_containers() {
         json!({"requests": {"cpu": "110m"}})
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Behaviours the Go tests leave open, as OpenKruise's code has them.
+
+fn app_pod(annotations: Value) -> Value {
+    json!({
+        "metadata": {"name": "p", "namespace": "ns", "annotations": annotations},
+        "spec": {"containers": [{"name": "app", "image": "app:1"}]}
+    })
+}
+
+#[test]
+fn env_and_mounts_merge_in_gos_order() {
+    // The sidecar's own env, IS_INJECTED, then the transferred env (entry by entry, names
+    // sorted within an entry), then the env the shared subPathExpr mounts reference; a name
+    // already present is skipped. Shared mounts come from every container not injected before,
+    // a mount path already used is skipped. transferEnv reads every container, injected or not.
+    let p = pod(json!({
+        "metadata": {"name": "p", "namespace": "ns", "labels": {"src": "nginx"}},
+        "spec": {"containers": [
+            {"name": "nginx", "image": "nginx",
+             "env": [{"name": "hello1", "value": "world1"}, {"name": "hello2", "value": "world2"},
+                     {"name": "POD_NAME", "value": "bar"}, {"name": "ZZ", "value": "zz"},
+                     {"name": "FROM_LABEL", "value": "y"}],
+             "volumeMounts": [
+                 {"name": "volume-a", "mountPath": "/a/b"},
+                 {"name": "volume-dup", "mountPath": "/own"},
+                 {"name": "volume-x", "mountPath": "/x", "subPathExpr": "$(POD_NAME)/$(hello1)/$(ZZ)/$(NOPE)"}
+             ]},
+            {"name": "old-sidecar", "image": "old",
+             "env": [{"name": "IS_INJECTED", "value": "true"}, {"name": "OLD", "value": "1"}],
+             "volumeMounts": [{"name": "volume-old", "mountPath": "/old"}]}
+        ]}
+    }));
+    let s = set(json!({
+        "metadata": {"name": "order"},
+        "spec": {"containers": [{
+            "name": "sidecar", "image": "sidecar:1",
+            "env": [{"name": "A", "value": "1"}, {"name": "hello2", "value": "own"}],
+            "volumeMounts": [{"name": "own", "mountPath": "/own"}],
+            "shareVolumePolicy": {"type": "enabled"},
+            "transferEnv": [
+                {"sourceContainerName": "nginx", "envNames": ["hello2", "hello1", "hello2"]},
+                {"sourceContainerName": "nginx", "envName": "POD_NAME"},
+                {"sourceContainerName": "old-sidecar", "envName": "OLD"},
+                {"sourceContainerNameFrom": {"fieldRef": {"fieldPath": "metadata.labels['src']"}},
+                 "envName": "FROM_LABEL"},
+                {"sourceContainerNameFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+                 "envName": "hello1"},
+                {"sourceContainerName": "missing", "envName": "hello1"}
+            ]
+        }]}
+    }));
+    let (out, _) = run(&p, &[s]);
+    let sidecar = &out.spec.unwrap().containers[2];
+    assert_eq!(
+        to_json(&sidecar.env),
+        json!([
+            {"name": "A", "value": "1"}, {"name": "hello2", "value": "own"}, is_injected(),
+            {"name": "hello1", "value": "world1"}, {"name": "POD_NAME", "value": "bar"},
+            {"name": "OLD", "value": "1"}, {"name": "FROM_LABEL", "value": "y"},
+            {"name": "ZZ", "value": "zz"}
+        ])
+    );
+    assert_eq!(
+        to_json(&sidecar.volume_mounts),
+        json!([
+            {"name": "own", "mountPath": "/own"},
+            {"name": "volume-a", "mountPath": "/a/b"},
+            {"name": "volume-x", "mountPath": "/x", "subPathExpr": "$(POD_NAME)/$(hello1)/$(ZZ)/$(NOPE)"}
+        ])
+    );
+}
+
+#[test]
+fn hot_upgrade_pairs_native_init_containers_only() {
+    // A HotUpgrade init container is paired only when it is a native sidecar; the working
+    // container annotation keeps the pod's entries and gathers every pair.
+    let s = set(json!({
+        "metadata": {"name": "hot", "annotations": {HASH: "h", HASH_WITHOUT_IMAGE: "w"}},
+        "spec": {
+            "initContainers": [
+                {"name": "plain-init", "image": "plain:1",
+                 "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty:0"}},
+                {"name": "mesh-init", "image": "mesh:1", "restartPolicy": "Always",
+                 "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty:1"}}
+            ],
+            "containers": [
+                {"name": "envoy", "image": "envoy:1",
+                 "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty:2"}}
+            ]
+        }
+    }));
+    let p = pod(app_pod(json!({WORKING: r#"{"old":"old-2"}"#})));
+    let (out, _) = run(&p, &[s]);
+    let spec = out.spec.as_ref().unwrap();
+    let images = |cs: &[Container]| -> Vec<(String, String)> {
+        cs.iter()
+            .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+            .collect()
+    };
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| ((*a).to_string(), (*b).to_string()))
+            .collect()
+    };
+    assert_eq!(
+        images(spec.init_containers.as_ref().unwrap()),
+        pairs(&[
+            ("mesh-init-1", "mesh:1"),
+            ("mesh-init-2", "empty:1"),
+            ("plain-init", "plain:1")
+        ])
+    );
+    assert_eq!(
+        images(&spec.containers),
+        pairs(&[
+            ("app", "app:1"),
+            ("envoy-1", "envoy:1"),
+            ("envoy-2", "empty:2")
+        ])
+    );
+    let a = annotations(&out);
+    assert_eq!(
+        a[WORKING],
+        r#"{"envoy":"envoy-1","mesh-init":"mesh-init-1","old":"old-2"}"#
+    );
+    let versions: Vec<(&str, &str)> = a
+        .iter()
+        .filter(|(k, _)| k.contains("sidecarset.kruise.io/"))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        versions,
+        [
+            ("version.sidecarset.kruise.io/envoy-1", "1"),
+            ("version.sidecarset.kruise.io/envoy-2", "0"),
+            ("version.sidecarset.kruise.io/mesh-init-1", "1"),
+            ("version.sidecarset.kruise.io/mesh-init-2", "0"),
+            ("versionalt.sidecarset.kruise.io/envoy-1", "0"),
+            ("versionalt.sidecarset.kruise.io/envoy-2", "1"),
+            ("versionalt.sidecarset.kruise.io/mesh-init-1", "0"),
+            ("versionalt.sidecarset.kruise.io/mesh-init-2", "1"),
+        ]
+    );
+    // The plain init container is injected but not listed as a sidecar.
+    let listed: &[&str] = &["envoy", "mesh-init"];
+    assert_eq!(
+        a[HASH],
+        upgrade_specs(&[Spec {
+            name: "hot",
+            hash: "h",
+            list: listed,
+            revision: ""
+        }])
+    );
+}
+
+#[test]
+fn annotations_when_nothing_is_injected() {
+    let empty = json!({"metadata": {"name": "empty"}, "spec": {}});
+    // A matched SidecarSet without containers: the pod is untouched (no empty annotations).
+    let p = pod(json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app"}]}}));
+    let (out, skip) = run(&p, &[set(empty.clone())]);
+    assert!(skip);
+    assert_eq!(out, p);
+    // With a metadata patch, only the patch is applied: no hash or list annotations.
+    let mut patching = empty.clone();
+    patching["spec"]["patchPodMetadata"] = json!([{"annotations": {"k": "v"}}]);
+    let (out, skip) = run(&p, &[set(patching)]);
+    assert!(!skip);
+    assert_eq!(
+        annotations(&out),
+        BTreeMap::from([("k".to_string(), "v".to_string())])
+    );
+    assert_eq!(out.spec, p.spec);
+    // Next to a SidecarSet that injects, it is listed but has no upgrade spec.
+    let (out, _) = run(&pod(pod1()), &[set(empty), set(sidecar_set1())]);
+    let a = annotations(&out);
+    assert_eq!(a[LIST], "empty,sidecarset1");
+    let sidecars: &[&str] = &["dns-f", "log-agent"];
+    assert_eq!(
+        a[HASH],
+        upgrade_specs(&[Spec {
+            name: "sidecarset1",
+            hash: "c4k2dbb95d",
+            list: sidecars,
+            revision: ""
+        }])
+    );
+}
+
+#[test]
+fn annotations_of_the_pod_are_kept_and_extended() {
+    // Entries of other SidecarSets stay as they are; the injected list is a sorted union.
+    let other = r#"{"updateTimestamp":"2021-01-01T00:00:00Z","hash":"o","sidecarSetName":"other","sidecarList":["x"],"controllerRevision":"other-1"}"#;
+    let p = pod(app_pod(json!({
+        HASH: format!(r#"{{"other":{other}}}"#),
+        LIST: "zeta,other"
+    })));
+    let mut s = sidecar_set1();
+    s["status"] = json!({"latestRevision": "sidecarset1-abc", "matchedPods": 0, "updatedPods": 0, "readyPods": 0});
+    let (out, _) = run(&p, &[set(s)]);
+    let a = annotations(&out);
+    let sidecars: &[&str] = &["dns-f", "log-agent"];
+    let mine = upgrade_specs(&[Spec {
+        name: "sidecarset1",
+        hash: "c4k2dbb95d",
+        list: sidecars,
+        revision: "sidecarset1-abc",
+    }]);
+    assert_eq!(a[HASH], format!(r#"{{"other":{other},{}"#, &mine[1..]));
+    assert_eq!(a[LIST], "other,sidecarset1,zeta");
+    // The image-less spec never records the revision.
+    assert_eq!(
+        a[HASH_WITHOUT_IMAGE],
+        upgrade_specs(&[Spec {
+            name: "sidecarset1",
+            hash: "",
+            list: sidecars,
+            revision: ""
+        }])
+    );
+}
+
+#[test]
+fn refusals_carry_gos_texts() {
+    let bad = pod(app_pod(json!({HASH: "{not json"})));
+    let err = inject(&mut bad.clone(), &[set(sidecar_set1())], opts()).unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "pod(ns/p) invalid annotations[kruise.io/sidecarset-hash] value {not json, unmarshal failed: "
+        ),
+        "{err}"
+    );
+    let mut patching = sidecar_set1();
+    patching["spec"]["patchPodMetadata"] =
+        json!([{"patchPolicy": "MergePatchJson", "annotations": {"k": "{\"a\":1}"}}]);
+    let not_json = pod(app_pod(json!({"k": "plain"})));
+    let err = inject(&mut not_json.clone(), &[set(patching)], opts()).unwrap_err();
+    assert_eq!(err.to_string(), "Invalid JSON Document");
+}
+
+#[test]
+fn sort_gate_orders_sidecars_by_name_before_placing_them() {
+    let s = set(json!({
+        "metadata": {"name": "sorted"},
+        "spec": {"containers": [
+            {"name": "z", "podInjectPolicy": "BeforeAppContainer"},
+            {"name": "m"},
+            {"name": "a", "podInjectPolicy": "BeforeAppContainer"}
+        ]}
+    }));
+    let p = pod(app_pod(json!({})));
+    let order = |sort: bool| -> Vec<String> {
+        let mut out = p.clone();
+        let o = InjectOptions {
+            sort_containers_by_name: sort,
+            ..opts()
+        };
+        inject(&mut out, std::slice::from_ref(&s), o).unwrap();
+        out.spec
+            .unwrap()
+            .containers
+            .into_iter()
+            .map(|c| c.name)
+            .collect()
+    };
+    assert_eq!(order(false), ["z", "a", "app", "m"]);
+    assert_eq!(order(true), ["a", "z", "app", "m"]);
+}
