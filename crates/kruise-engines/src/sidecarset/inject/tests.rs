@@ -1465,11 +1465,21 @@ fn annotations_of_the_pod_are_kept_and_extended() {
 fn refusals_carry_gos_texts() {
     let bad = pod(app_pod(json!({HASH: "{not json"})));
     let err = inject(&mut bad.clone(), &[set(sidecar_set1())], opts()).unwrap_err();
-    assert!(
-        err.to_string().starts_with(
-            "pod(ns/p) invalid annotations[kruise.io/sidecarset-hash] value {not json, unmarshal failed: "
-        ),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        "pod(ns/p) invalid annotations[kruise.io/sidecarset-hash] value {not json, unmarshal \
+         failed: invalid character 'n' looking for beginning of object key string"
+    );
+    // Neither format: Go reports the older format's first type error.
+    let mixed = pod(app_pod(
+        json!({HASH_WITHOUT_IMAGE: r#"{"a":"h","b":{"hash":"x"}}"#}),
+    ));
+    let err = inject(&mut mixed.clone(), &[set(sidecar_set1())], opts()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pod(ns/p) invalid annotations[kruise.io/sidecarset-hash-without-image] value \
+         {\"a\":\"h\",\"b\":{\"hash\":\"x\"}}, unmarshal failed: json: cannot unmarshal \
+         object into Go value of type string"
     );
     let mut patching = sidecar_set1();
     patching["spec"]["patchPodMetadata"] =
@@ -1506,4 +1516,65 @@ fn sort_gate_orders_sidecars_by_name_before_placing_them() {
     };
     assert_eq!(order(false), ["z", "a", "app", "m"]);
     assert_eq!(order(true), ["a", "z", "app", "m"]);
+}
+
+#[test]
+fn pod_annotations_are_read_as_gos_decoder_reads_them() {
+    // Another SidecarSet's entry goes through Go's types: keys match case-insensitively, the
+    // time is rewritten in UTC seconds, absent fields are written with their zero values.
+    let p = pod(app_pod(json!({
+        HASH: r#"{"other":{"HASH":"o","updateTimestamp":"2021-01-01T08:00:00.5+08:00","extra":1},"gone":null}"#,
+        WORKING: r#"{"mesh":"mesh-2","bad":5}"#
+    })));
+    let (out, _) = run(&p, &[set(sidecar_set1())]);
+    let a = annotations(&out);
+    let sidecars: &[&str] = &["dns-f", "log-agent"];
+    let mine = upgrade_specs(&[Spec {
+        name: "sidecarset1",
+        hash: "c4k2dbb95d",
+        list: sidecars,
+        revision: "",
+    }]);
+    assert_eq!(
+        a[HASH],
+        format!(
+            "{{{},{},{}",
+            r#""gone":{"updateTimestamp":null,"hash":"","sidecarSetName":"","sidecarList":null}"#,
+            r#""other":{"updateTimestamp":"2021-01-01T00:00:00Z","hash":"o","sidecarSetName":"","sidecarList":null}"#,
+            &mine[1..]
+        )
+    );
+    // No hot-upgrade sidecar: the working-container annotation is left as it is.
+    assert_eq!(a[WORKING], r#"{"mesh":"mesh-2","bad":5}"#);
+    // With one, what Go decoded (a mismatched member as "") is written back.
+    let mut hot = sidecar_set1();
+    hot["spec"]["containers"][0]["upgradeStrategy"] =
+        json!({"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty"});
+    let (out, _) = run(&p, &[set(hot)]);
+    assert_eq!(
+        annotations(&out)[WORKING],
+        r#"{"bad":"","dns-f":"dns-f-1","mesh":"mesh-2"}"#
+    );
+}
+
+#[test]
+fn null_annotations_make_gos_webhook_panic_when_it_writes_into_them() {
+    let panic = "panic: assignment to entry in nil map [recovered]";
+    for key in [HASH, HASH_WITHOUT_IMAGE] {
+        let p = pod(app_pod(json!({key: "null"})));
+        let err = inject(&mut p.clone(), &[set(sidecar_set1())], opts()).unwrap_err();
+        assert_eq!(err.to_string(), panic, "{key}");
+        // Nothing to inject: nothing is written, no panic.
+        let empty = set(json!({"metadata": {"name": "empty"}, "spec": {}}));
+        assert!(inject(&mut p.clone(), &[empty], opts()).unwrap());
+    }
+    // A `null` working-container map only matters to a hot-upgrade sidecar.
+    let p = pod(app_pod(json!({WORKING: "null"})));
+    let (out, _) = run(&p, &[set(sidecar_set1())]);
+    assert_eq!(annotations(&out)[WORKING], "null");
+    let mut hot = sidecar_set1();
+    hot["spec"]["containers"][1]["upgradeStrategy"] =
+        json!({"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty"});
+    let err = inject(&mut p.clone(), &[set(hot)], opts()).unwrap_err();
+    assert_eq!(err.to_string(), panic);
 }
