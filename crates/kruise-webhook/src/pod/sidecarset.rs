@@ -165,7 +165,8 @@ pub fn matching_sidecarsets(
 /// percentage, as Go's `rand.Float64()`).
 ///
 /// # Errors
-/// The pinned revision does not exist (Go's NotFound texts), or cannot be restored.
+/// The pinned revision does not exist (Go's NotFound texts), or cannot be restored; under the
+/// Partial policy, an invalid `updateStrategy.selector` or a partition that is not a number.
 pub fn suitable_revision(
     s: &SidecarSet,
     pod: &Pod,
@@ -236,12 +237,25 @@ fn select_randomly(
     let number = p
         .strip_suffix('%')
         .ok_or_else(|| "invalid type: string is not a percentage".to_string())?;
-    let probability = number.parse::<f64>().map_err(|_| {
+    let parsed = number.parse::<f64>().map_err(|_| {
         format!(
             "strconv.ParseFloat: parsing {}: invalid syntax",
             go_quote(number)
         )
-    })? / 100.0;
+    })?;
+    // Go refuses a finite number too large for a float64 (a long run of digits passes the
+    // SidecarSet webhook's `^[0-9]+%$`); only a spelled-out infinity is infinite.
+    let spelled_inf = number
+        .trim_start_matches(['+', '-'])
+        .to_ascii_lowercase()
+        .starts_with("inf");
+    if parsed.is_infinite() && !spelled_inf {
+        return Err(format!(
+            "strconv.ParseFloat: parsing {}: value out of range",
+            go_quote(number)
+        ));
+    }
+    let probability = parsed / 100.0;
     Ok(if draw() <= probability { old } else { new })
 }
 

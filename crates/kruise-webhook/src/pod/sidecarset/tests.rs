@@ -660,3 +660,49 @@ fn every_partial_sidecarset_draws_once() {
         ]
     );
 }
+
+#[test]
+fn partition_percentages_parse_as_gos_parse_float() {
+    let pinned = |partition: &str| {
+        let mut s = go_sidecar_set1();
+        s["spec"]["injectionStrategy"] =
+            json!({"revision": {"revisionName": "r", "policy": "Partial"}});
+        s["spec"]["updateStrategy"] = json!({"partition": partition});
+        s["apiVersion"] = json!("apps.kruise.io/v1beta1");
+        s["kind"] = json!("SidecarSet");
+        serde_json::from_value::<SidecarSet>(s).unwrap()
+    };
+    let rev: Arc<ControllerRevision> = Arc::new(
+        serde_json::from_value(go_revision(
+            "r",
+            "sidecarset1",
+            "",
+            json!({"$patch": "replace"}),
+        ))
+        .unwrap(),
+    );
+    let resolve = |partition: &str| {
+        suitable_revision(
+            &pinned(partition),
+            &go_pod1(),
+            std::slice::from_ref(&rev),
+            &mut || 0.5,
+        )
+        .map(|s| s.status.and_then(|st| st.latest_revision))
+    };
+    // 60% > 0.5: the pinned revision; 40%: the latest.
+    assert_eq!(resolve("60%"), Ok(Some("r".to_string())));
+    assert_eq!(resolve("40%"), Ok(None));
+    assert_eq!(resolve("Infinity%"), Ok(Some("r".to_string())));
+    let nines = "9".repeat(400);
+    assert_eq!(
+        resolve(&format!("{nines}%")),
+        Err(format!(
+            "strconv.ParseFloat: parsing \"{nines}\": value out of range"
+        ))
+    );
+    assert_eq!(
+        resolve("60"),
+        Err("invalid type: string is not a percentage".to_string())
+    );
+}
