@@ -409,7 +409,7 @@ fn mentions_memory(expr: &str) -> bool {
 /// ASCII space), approximated without Unicode tables: controls, white space, format
 /// characters, private-use characters and noncharacters are escaped; code points unassigned in
 /// Go's Unicode version are printed as they are, where Go would escape them.
-fn go_quote(s: &str) -> String {
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
