@@ -52,7 +52,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
                 .enabled(kruise_runtime::features::Feature::EnableSortSidecarContainerByName),
             now: jiff::Timestamp::now(),
         };
-        match sidecarset::mutate(&mut pod, &view, opts, rand::random::<f64>()) {
+        match sidecarset::mutate(&mut pod, &view, opts, &mut || rand::random::<f64>()) {
             Err(e) => return errored(req, CODE_INTERNAL, e),
             Ok(false) => changed = true,
             Ok(true) => {}
