@@ -1134,6 +1134,7 @@ async fn resources_policy_ignores_kruise_sidecars() {
         ("cpu*40%", "memory*40%"),
     );
     let ss = json!({
+        "updateStrategy": {"type": "NotUpdate"},
         "initContainers": [{"name": "kruise-init-sidecar", "image": "busybox:1.34",
             "restartPolicy": "Always", "command": ["/bin/sh", "-c", "sleep 10000000"],
             "resources": {"limits": res("300m", "300Mi"), "requests": res("150m", "150Mi")}}],
