@@ -25,7 +25,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 struct Fixture {
     env: TestEnv,
     ns: TestNamespace,
-    _manager: TestManager,
+    manager: TestManager,
     sidecarsets: Api<SidecarSet>,
     created: Vec<String>,
 }
@@ -58,7 +58,7 @@ async fn setup(prefix: &str, args: &[&str]) -> Fixture {
     Fixture {
         env,
         ns,
-        _manager: manager,
+        manager,
         sidecarsets,
         created: Vec::new(),
     }
@@ -1442,4 +1442,50 @@ async fn v1alpha1_sidecarsets_inject_through_conversion() {
         ],
         None,
     );
+}
+
+/// The restart scenario: pods a SidecarSet selects, created continuously while the
+/// manager is killed and started again, are either injected or refused — never created
+/// without their sidecar (the pod webhook fails closed for them).
+#[tokio::test]
+async fn pods_created_across_a_restart_are_injected_or_refused() {
+    let mut f = setup("ss-restart", &[]).await;
+    f.sidecarset("restart", "restart", json!({})).await;
+    let pods = f.ns.api::<Pod>();
+    let creator = {
+        let pods = pods.clone();
+        tokio::spawn(async move {
+            let (mut ok, mut refused) = (0, 0);
+            for i in 0..60 {
+                let p: Pod = serde_json::from_value(json!({
+                    "apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": format!("p{i}"), "labels": {"app": "restart"}},
+                    "spec": {"terminationGracePeriodSeconds": 1,
+                        "containers": [{"name": "main", "image": "busybox:1.34"}]}}))
+                .unwrap();
+                match pods.create(&PostParams::default(), &p).await {
+                    Ok(_) => ok += 1,
+                    Err(_) => refused += 1,
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            (ok, refused)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    f.manager.kill();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    f.manager.restart(TIMEOUT).await;
+    let (ok, refused) = creator.await.unwrap();
+    assert!(refused > 0, "no create hit the killed manager");
+    assert!(ok > 0);
+    let list = pods.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(list.len(), ok);
+    for p in &list {
+        assert!(
+            containers(p).iter().any(|(n, _)| n == "nginx-sidecar"),
+            "{} was created without its sidecar",
+            p.name_any()
+        );
+    }
 }

@@ -689,11 +689,16 @@ pub async fn run(
     let mut ready = false;
     let mut bundle: Option<CertBundle> = None;
     let mut next_full = tokio::time::Instant::now();
+    // The pod webhook's condition as last applied: a SidecarSet change that does not change it
+    // (e.g. a status write) costs no write.
+    let mut applied_condition: Option<Option<String>> = None;
     loop {
         let full = bundle.is_none() || tokio::time::Instant::now() >= next_full;
+        let condition = s.pod_scope.condition();
         if full {
             match sync_once(&client, &s, &store).await {
                 Ok(b) => {
+                    applied_condition = Some(condition);
                     bundle = Some(b);
                     next_full = tokio::time::Instant::now() + RESYNC;
                     if !ready {
@@ -706,13 +711,16 @@ pub async fn run(
                     warn!(error = %e, "webhook certificate/configuration sync failed");
                 }
             }
-        } else if let Some(b) = &bundle {
+        } else if let Some(b) = &bundle
+            && applied_condition.as_ref() != Some(&condition)
+        {
             // Woken by a change the pod webhook's scope derives from (a SidecarSet): re-apply
             // the mutating configuration at once, so pods created right after the change reach
             // the webhook. The full sync (certificates, both configurations, CRDs) keeps its
             // period.
-            if let Err(e) = sync_mutating(&client, &s, b).await {
-                warn!(error = %e, "webhook configuration update failed");
+            match sync_mutating(&client, &s, b).await {
+                Ok(()) => applied_condition = Some(condition),
+                Err(e) => warn!(error = %e, "webhook configuration update failed"),
             }
         }
         tokio::select! {
