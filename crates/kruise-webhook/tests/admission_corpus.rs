@@ -1,7 +1,9 @@
 //! Replays the admission-parity corpus (`tests/admission-corpus/*.jsonl`, OpenKruise v1.9.0's
 //! recorded verdicts; see `hack/admission-corpus/README.md`) through kruise-rs' admission
-//! handlers in-process, with the feature gates the recording ran with (AllAlpha, AllBeta) and a
-//! cluster as empty as the recording's (no pods, no StorageClasses).
+//! handlers in-process, with the feature gates the recording ran with (AllAlpha, AllBeta) and
+//! the cluster the recording ran on: empty (no pods, no StorageClasses), or for a corpus recorded
+//! with objects in the cluster, what `<corpus>.cluster.json` says it held (SidecarSets,
+//! ControllerRevisions, ConfigMaps).
 //!
 //! Per case, like the API server: the mutating handler on the object (same verdict; when
 //! allowed, the same object after the patch; when denied, the same field paths), then the
@@ -15,8 +17,9 @@ use std::path::PathBuf;
 
 use kruise_e2e::corpus::{self, Answer, Record};
 use kruise_runtime::features::FeatureGates;
+use kruise_webhook::lookup::{FixedCluster, Lookup};
 use kruise_webhook::registry::{REGISTRY, WebhookType};
-use kruise_webhook::{HandlerContext, Response, lookup::Lookup};
+use kruise_webhook::{HandlerContext, Response};
 use serde_json::{Value, json};
 
 /// The feature gates the recording ran OpenKruise with (`hack/admission-corpus/record.sh`, as
@@ -50,9 +53,39 @@ fn review(rec: &Record, operation: &str, object: Option<&Value>) -> Vec<u8> {
     .expect("review")
 }
 
+/// The cluster a corpus was recorded on: `<stem>.cluster.json` when the recorder wrote one, else
+/// an empty cluster.
+fn recorded_cluster(stem: &str) -> FixedCluster {
+    let file = corpus_dir().join(format!("{stem}.cluster.json"));
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return FixedCluster::default();
+    };
+    let v: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    fn decode<T: serde::de::DeserializeOwned>(v: &Value, key: &str) -> Vec<T> {
+        v[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|o| serde_json::from_value(o.clone()).unwrap_or_else(|e| panic!("{key}: {e}")))
+            .collect()
+    }
+    FixedCluster {
+        sidecar_sets: decode(&v, "sidecarSets"),
+        controller_revisions: decode(&v, "controllerRevisions"),
+        config_maps: decode(&v, "configMaps"),
+        ..FixedCluster::default()
+    }
+}
+
 /// Posts the case to the registry entry serving it, through the server's own entry point
 /// ([`kruise_webhook::server::answer`]).
-async fn call(rec: &Record, ty: WebhookType, object: Option<&Value>) -> Option<Response> {
+async fn call(
+    rec: &Record,
+    ty: WebhookType,
+    object: Option<&Value>,
+    lookup: &Lookup,
+) -> Option<Response> {
     let c = &rec.case;
     let entry = REGISTRY.iter().find(|e| {
         e.webhook_type == ty
@@ -63,7 +96,7 @@ async fn call(rec: &Record, ty: WebhookType, object: Option<&Value>) -> Option<R
     })?;
     let ctx = HandlerContext {
         gates: FeatureGates::parse(GATES).expect("gates"),
-        lookup: Some(Lookup::fixed(Vec::new(), Vec::new())),
+        lookup: Some(lookup.clone()),
     };
     let review =
         kruise_webhook::server::answer(&ctx, &review(rec, &c.operation, object), entry).await;
@@ -245,12 +278,12 @@ fn verdict_diff(what: &str, theirs: &Answer, ours: &Response) -> String {
 /// mutating webhook that denies what OpenKruise's validating webhook denies, naming the same
 /// fields, gives the user the same answer and agrees (e.g. a missing `spec.selector`, which
 /// OpenKruise decodes and then refuses, and kruise-rs refuses while decoding).
-async fn replay(rec: &Record) -> Vec<String> {
+async fn replay(rec: &Record, lookup: &Lookup) -> Vec<String> {
     let mut diffs = Vec::new();
     let c = &rec.case;
     let mut validated_object = c.object.clone();
     if let Some(theirs) = &rec.mutation {
-        let Some(ours) = call(rec, WebhookType::Mutating, c.object.as_ref()).await else {
+        let Some(ours) = call(rec, WebhookType::Mutating, c.object.as_ref(), lookup).await else {
             return vec!["mutation: kruise-rs serves no mutating webhook here".into()];
         };
         if ours.result.code >= 500 && theirs.code < 500 {
@@ -319,7 +352,7 @@ async fn replay(rec: &Record) -> Vec<String> {
         } else {
             validated_object.as_ref()
         };
-        let Some(ours) = call(rec, WebhookType::Validating, obj).await else {
+        let Some(ours) = call(rec, WebhookType::Validating, obj, lookup).await else {
             diffs.push("validation: kruise-rs serves no validating webhook here".into());
             return diffs;
         };
@@ -354,6 +387,7 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
     for file in &files {
         let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(file).expect("read corpus");
+        let lookup = Lookup::fixed_cluster(recorded_cluster(&stem));
         for (n, line) in text
             .lines()
             .enumerate()
@@ -368,7 +402,7 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
             } else {
                 s.2 += 1;
             }
-            let diffs = replay(&rec).await;
+            let diffs = replay(&rec, &lookup).await;
             match (&rec.deviation, diffs.is_empty()) {
                 (None, true) => {}
                 (None, false) => {
