@@ -15,7 +15,6 @@
 //! an internal error); kruise-rs answers 422 with the same message, and keeps 5xx for failures
 //! of the webhook itself.
 
-pub mod goregex;
 pub mod mutation;
 pub mod validation;
 

@@ -28,9 +28,9 @@ use kruise_engines::sidecarset::hash::is_sidecar_container;
 use kruise_runtime::features::{Feature, FeatureGates};
 use serde_json::{Value, json};
 
-use super::goregex;
 use crate::common::{selector_is_empty, validate_priority_strategy, validate_scatter_strategy};
 use crate::field::{ErrorList, FieldError, Path};
+use kruise_engines::goregex;
 
 /// The ConfigMap key holding the patch-metadata whitelist (OpenKruise
 /// `configuration.SidecarSetPatchPodMetadataWhiteListKey`).
