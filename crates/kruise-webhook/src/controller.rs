@@ -161,6 +161,12 @@ impl PodScope {
                 sidecarsets,
                 every_pod,
             } => {
+                // Until the SidecarSet cache has completed its initial list, the webhook cannot
+                // know which pods a SidecarSet selects: every pod (a restarted manager must not
+                // narrow the scope to "no SidecarSet" for a moment).
+                if sidecarsets.as_ref().is_some_and(|i| !i.synced().is_synced()) {
+                    return None;
+                }
                 let sets: Vec<kruise_api::apps::v1beta1::SidecarSet> = sidecarsets
                     .as_ref()
                     .map(|i| i.store().state().iter().map(|s| (**s).clone()).collect())
@@ -831,6 +837,42 @@ mod tests {
                 {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kruise-system"]}]})
         );
         assert!(mp.get("matchConditions").is_none(), "PodScope::Every");
+    }
+
+    /// A restarted manager must not narrow the pod webhook to "no SidecarSet" while its
+    /// SidecarSet cache is still listing: every pod until the cache has synced, then the
+    /// SidecarSets' selectors.
+    #[tokio::test]
+    async fn pod_scope_waits_for_the_sidecarset_cache() {
+        use kruise_runtime::testing::{ListReply, ScriptedApi};
+        let api = ScriptedApi::new();
+        let path = "/apis/apps.kruise.io/v1beta1/sidecarsets";
+        api.list(
+            path,
+            ListReply::After(
+                Duration::from_millis(300),
+                vec![json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+                    "metadata": {"name": "s", "uid": "u", "resourceVersion": "1"},
+                    "spec": {"selector": {"matchLabels": {"app": "meshed"}}}})],
+            ),
+        );
+        let ctx = kruise_runtime::runner::Context::new(
+            api.client(),
+            Default::default(),
+            Default::default(),
+        );
+        let informer = ctx
+            .cache
+            .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>();
+        let scope = PodScope::Needed {
+            sidecarsets: Some(informer.clone()),
+            every_pod: false,
+        };
+        assert_eq!(scope.condition(), None, "not synced yet: every pod");
+        assert!(informer.synced().wait().await);
+        let cond = scope.condition().expect("narrowed once synced");
+        assert!(cond.contains("'meshed'"), "{cond}");
+        ctx.shutdown.cancel();
     }
 
     #[test]
