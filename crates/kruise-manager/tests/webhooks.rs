@@ -1192,6 +1192,9 @@ async fn sidecarsets_get_go_hashes_and_conflicts_are_judged_from_the_cache() {
             "metadata": {"name": name},
             "spec": {
                 "selector": {"matchLabels": {"app": app}},
+                // Pinned to the test's namespace: each test manager's SidecarSet webhooks see
+                // only the SidecarSets of its namespace (SidecarSets are cluster-scoped).
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tag.as_str()}},
                 "containers": [{"name": container, "image": "busybox:1.36",
                     "resources": {"requests": {"cpu": "0.1"}}}],
             }

@@ -164,7 +164,10 @@ impl PodScope {
                 // Until the SidecarSet cache has completed its initial list, the webhook cannot
                 // know which pods a SidecarSet selects: every pod (a restarted manager must not
                 // narrow the scope to "no SidecarSet" for a moment).
-                if sidecarsets.as_ref().is_some_and(|i| !i.synced().is_synced()) {
+                if sidecarsets
+                    .as_ref()
+                    .is_some_and(|i| !i.synced().is_synced())
+                {
                     return None;
                 }
                 let sets: Vec<kruise_api::apps::v1beta1::SidecarSet> = sidecarsets
@@ -851,9 +854,11 @@ mod tests {
             path,
             ListReply::After(
                 Duration::from_millis(300),
-                vec![json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+                vec![
+                    json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
                     "metadata": {"name": "s", "uid": "u", "resourceVersion": "1"},
-                    "spec": {"selector": {"matchLabels": {"app": "meshed"}}}})],
+                    "spec": {"selector": {"matchLabels": {"app": "meshed"}}}}),
+                ],
             ),
         );
         let ctx = kruise_runtime::runner::Context::new(
