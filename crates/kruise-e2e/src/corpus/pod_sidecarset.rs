@@ -919,16 +919,13 @@ fn hand_written(b: &mut Builder) {
                 {"name": "pc-blk", "emptyDir": {}}, {"name": "data", "emptyDir": {}}]}),
         ),
     );
-    push(
-        b,
-        "volumes/pinned-and-cluster",
-        "pc-pinned",
-        with(
-            json!({"app": "web", "f-vol": "y", "f-sec": "y"}),
-            Value::Null,
-            json!({"containers": [main.clone()], "imagePullSecrets": [{"name": "shared-cred"}]}),
-        ),
+    let mut p = with(
+        json!({"app": "web", "f-vol": "y", "f-sec": "y"}),
+        Value::Null,
+        json!({"containers": [main.clone()], "imagePullSecrets": [{"name": "shared-cred"}]}),
     );
+    p["metadata"]["namespace"] = json!("pc-pinned");
+    push(b, "volumes/pinned-and-cluster", "pc-pinned", p);
     // Sharing mounts and devices with mount paths the sidecar already uses.
     push(
         b,
@@ -1039,6 +1036,20 @@ mod tests {
                     "{} carries a {year} timestamp",
                     c.id
                 );
+            }
+        }
+    }
+
+    /// As the API server: a pod's namespace, when it has one, is the request's.
+    #[test]
+    fn pods_are_in_the_request_namespace() {
+        for c in cases() {
+            let ns = c
+                .object
+                .as_ref()
+                .and_then(|o| o.pointer("/metadata/namespace"));
+            if let Some(ns) = ns {
+                assert_eq!(ns, c.request_namespace(), "{}", c.id);
             }
         }
     }
