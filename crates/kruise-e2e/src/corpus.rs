@@ -677,7 +677,8 @@ pub struct Corpus {
 
 /// Every corpus: CloneSet, Advanced StatefulSet and Advanced DaemonSet (v1beta1 and v1alpha1
 /// each), Pod, SidecarSet (v1beta1 with OpenKruise's patch-metadata whitelist in the cluster,
-/// v1alpha1 without).
+/// v1alpha1 without), and Pod again for SidecarSet injection (`pod-sidecarset`, with SidecarSets,
+/// ControllerRevisions and Namespaces in the cluster).
 pub fn all() -> Vec<Corpus> {
     vec![
         Corpus {

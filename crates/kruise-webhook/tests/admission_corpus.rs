@@ -3,14 +3,16 @@
 //! handlers in-process, with the feature gates the recording ran with (AllAlpha, AllBeta) and
 //! the cluster the recording ran on: empty (no pods, no StorageClasses), or for a corpus recorded
 //! with objects in the cluster, what `<corpus>.cluster.json` says it held (SidecarSets,
-//! ControllerRevisions, ConfigMaps).
+//! ControllerRevisions, ConfigMaps, Namespaces), each request in the namespace the case names.
 //!
 //! Per case, like the API server: the mutating handler on the object (same verdict; when
 //! allowed, the same object after the patch; when denied, the same field paths), then the
 //! validating handler on OpenKruise's mutated object (same verdict, same field paths). JSON
 //! decoding errors are compared on paths without list indices (Go's decoder names
 //! `spec.template.spec.containers.image`). A case marked `deviation` must still differ (a stale
-//! mark fails too). No answer may be a 5xx where OpenKruise's was not.
+//! mark fails too). No answer may be a 5xx where OpenKruise's was not. In a mutated pod, the
+//! time of injection in the SidecarSet hash annotations is masked on both sides
+//! ([`masked_injection_times`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

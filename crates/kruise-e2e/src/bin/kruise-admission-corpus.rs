@@ -11,9 +11,11 @@
 //! A corpus that needs objects in the cluster ([`corpus::Corpus::cluster`], e.g. other
 //! SidecarSets) gets them created through the API server (so OpenKruise's webhooks and
 //! controllers see them) before its first case and deleted after its last; what the cluster
-//! then held (SidecarSets, ConfigMap `kruise-configuration`, the ControllerRevisions of the
-//! manager's namespace, volatile metadata removed) is written to `<corpus>.cluster.json` for the
-//! replay. The API server is the one `KUBECONFIG` names.
+//! then held (SidecarSets with their status, ConfigMap `kruise-configuration`, the
+//! ControllerRevisions of the manager's namespace, and when the corpus declares Namespaces those
+//! and the namespaces its cases name; volatile metadata removed) is written to
+//! `<corpus>.cluster.json` for the replay. Each request names the case's namespace. The API
+//! server is the one `KUBECONFIG` names.
 //!
 //! Exits non-zero with a reason when the manager cannot be reached or answers malformed JSON.
 
