@@ -134,6 +134,25 @@ struct Args {
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     webhook_external_certs: bool,
 
+    /// failurePolicy of one webhook, `<name>=Fail|Ignore` (repeatable or comma-separated;
+    /// default Fail for every webhook — the pod webhook is only called for pods a Kruise
+    /// feature acts on, see --pod-webhook-scope).
+    #[arg(long, value_delimiter = ',', value_parser = parse_failure_policy)]
+    webhook_failure_policy: Vec<(String, String)>,
+
+    /// timeoutSeconds of every webhook (1–30; the API server waits at most this long for an
+    /// answer).
+    #[arg(long, default_value_t = kruise_webhook::controller::DEFAULT_TIMEOUT_SECONDS,
+          value_parser = clap::value_parser!(i32).range(1..=30))]
+    webhook_timeout_seconds: i32,
+
+    /// Which pods the pod webhook (mpod.kb.io) is called for: `needed` (only pods a Kruise
+    /// feature can act on: Kruise-owned, container launch priority, selected by a SidecarSet —
+    /// a matchConditions expression kept current as SidecarSets change) or `all` (OpenKruise's
+    /// configuration: every pod outside control-plane namespaces).
+    #[arg(long, default_value = "needed", value_parser = ["needed", "all"])]
+    pod_webhook_scope: String,
+
     /// Apply the webhooks only to this namespace (for tests sharing a cluster).
     #[arg(long, hide = true)]
     webhook_only_namespace: Option<String>,
@@ -322,6 +341,9 @@ async fn start_webhooks(
 ) -> anyhow::Result<JoinHandle<Result<(), server::Error>>> {
     use kruise_webhook::{HandlerContext, controller, server as wserver};
     let namespace = kruise_webhook::kruise_namespace();
+    let sidecarsets = ctx
+        .cache
+        .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>();
     let endpoint = match &args.webhook_host {
         Some(host) => controller::Endpoint::Url {
             host: host.clone(),
@@ -347,6 +369,18 @@ async fn start_webhooks(
                 .enabled(kruise_runtime::features::Feature::EnableExternalCerts),
         only_namespace: args.webhook_only_namespace.clone(),
         name_suffix: args.webhook_configuration_suffix.clone(),
+        failure_policies: args.webhook_failure_policy.iter().cloned().collect(),
+        timeout_seconds: Some(args.webhook_timeout_seconds),
+        pod_scope: if args.pod_webhook_scope == "all" {
+            controller::PodScope::Every
+        } else {
+            controller::PodScope::Needed {
+                sidecarsets: Some(sidecarsets.clone()),
+                every_pod: ctx
+                    .gates
+                    .enabled(kruise_runtime::features::Feature::KruisePodReadinessGate),
+            }
+        },
     };
     let addr: std::net::SocketAddr = format!("{}:{}", args.webhook_bind_address, args.webhook_port)
         .parse()
@@ -365,11 +399,12 @@ async fn start_webhooks(
             ctx.config.namespace.clone(),
         )),
     });
+    let webhook_metrics = wserver::WebhookMetrics::register(&ctx.metrics);
     let served = tokio::spawn({
         let store = store.clone();
         let stop = stop.clone();
         async move {
-            if let Err(e) = wserver::serve(addr, store, hctx, stop).await {
+            if let Err(e) = wserver::serve(addr, store, hctx, webhook_metrics, stop).await {
                 tracing::error!(error = %e, "webhook server failed");
             }
             Ok(())
@@ -378,14 +413,63 @@ async fn start_webhooks(
     tracing::info!(%addr, "serving admission webhooks");
     ctx.readiness.add_pending("webhook");
     let readiness = ctx.readiness.clone();
+    // The pod webhook's scope follows the SidecarSets: resync on every change.
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let mut changes = sidecarsets.subscribe();
+    let notify = wake.clone();
+    let watch_stop = stop.clone();
+    let synced = sidecarsets.synced();
+    tokio::spawn(async move {
+        use futures::StreamExt;
+        // The scope narrows once the SidecarSets are known (every pod until then).
+        if synced.wait().await {
+            notify.notify_one();
+        }
+        loop {
+            tokio::select! {
+                () = watch_stop.cancelled() => return,
+                ev = changes.next() => match ev {
+                    Some(_) => notify.notify_one(),
+                    None => return,
+                },
+            }
+        }
+    });
     tokio::spawn(controller::run(
         ctx.client.clone(),
         settings,
         store,
         move || readiness.mark_done("webhook"),
         stop,
+        wake,
     ));
     Ok(served)
+}
+
+/// Parses `--webhook-failure-policy` items (`<webhook name>=Fail|Ignore`).
+fn parse_failure_policy(v: &str) -> Result<(String, String), String> {
+    let (name, policy) = v
+        .split_once('=')
+        .ok_or_else(|| format!("{v:?}: expected <webhook name>=Fail|Ignore"))?;
+    if !kruise_webhook::registry::REGISTRY
+        .iter()
+        .any(|e| e.name == name)
+    {
+        let known: Vec<&str> = kruise_webhook::registry::REGISTRY
+            .iter()
+            .map(|e| e.name)
+            .collect();
+        return Err(format!(
+            "unknown webhook {name:?} (known: {})",
+            known.join(", ")
+        ));
+    }
+    match policy {
+        "Fail" | "Ignore" => Ok((name.to_owned(), policy.to_owned())),
+        other => Err(format!(
+            "{name}: failurePolicy {other:?} is not Fail or Ignore"
+        )),
+    }
 }
 
 /// Resolves on the first SIGTERM or SIGINT.

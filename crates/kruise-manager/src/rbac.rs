@@ -58,9 +58,13 @@ pub fn webhook_rules() -> Vec<PolicyRule> {
             &["customresourcedefinitions"],
             &["get", "list", "patch", "update", "watch"],
         ),
-        // Admission look-ups: podsToDelete, StorageClass expansion.
+        // Admission look-ups: podsToDelete, StorageClass expansion, SidecarSet conflicts and
+        // injection revisions, OpenKruise's `kruise-configuration` ConfigMap.
         rule("", &["pods"], READ),
         rule("storage.k8s.io", &["storageclasses"], READ),
+        rule("apps.kruise.io", &["sidecarsets"], READ),
+        rule("apps", &["controllerrevisions"], READ),
+        rule("", &["configmaps"], READ),
     ]
 }
 
@@ -162,5 +166,9 @@ mod tests {
         assert!(verbs_of("coordination.k8s.io", "leases").contains(&"update".to_string()));
         assert!(verbs_of("", "nodes").contains(&"get".to_string()));
         assert!(!verbs_of("", "nodes").contains(&"update".to_string()));
+        // What the SidecarSet webhook reads.
+        assert!(verbs_of("apps.kruise.io", "sidecarsets").contains(&"watch".to_string()));
+        assert!(verbs_of("", "configmaps").contains(&"list".to_string()));
+        assert!(!verbs_of("", "configmaps").contains(&"update".to_string()));
     }
 }

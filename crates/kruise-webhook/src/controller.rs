@@ -7,13 +7,14 @@
 //! caBundles that do not match. It resyncs every [`RESYNC`], so a deleted Secret or an
 //! overwritten `caBundle` is repaired within that time.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use base64::Engine;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
-    ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
+    MatchCondition, MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations,
+    ServiceReference, ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -38,6 +39,9 @@ pub const MUTATING_CONFIGURATION: &str = "kruise-mutating-webhook-configuration"
 pub const VALIDATING_CONFIGURATION: &str = "kruise-validating-webhook-configuration";
 /// Default Secret name (`SECRET_NAME`).
 pub const DEFAULT_SECRET: &str = "kruise-webhook-certs";
+/// Default `timeoutSeconds` of every webhook (`--webhook-timeout-seconds`): short, so a
+/// manager that hangs delays an API request by at most this long.
+pub const DEFAULT_TIMEOUT_SECONDS: i32 = 5;
 /// Default Service name (`SERVICE_NAME`).
 pub const DEFAULT_SERVICE: &str = "kruise-webhook-service";
 
@@ -110,6 +114,70 @@ pub struct WebhookSettings {
     /// Suffix `-<suffix>` appended to both configuration names, so managers of tests that run
     /// at the same time each own their configurations; `None` uses OpenKruise's names.
     pub name_suffix: Option<String>,
+    /// `failurePolicy` per webhook name (`--webhook-failure-policy`), overriding `Fail`.
+    pub failure_policies: BTreeMap<String, String>,
+    /// `timeoutSeconds` of every webhook (`--webhook-timeout-seconds`; `None`: the API server's
+    /// default of 10 s).
+    pub timeout_seconds: Option<i32>,
+    /// Which pods the pod webhook is called for (`--pod-webhook-scope`).
+    pub pod_scope: PodScope,
+}
+
+/// Which pods reach `mpod.kb.io` (see [`crate::scope`]).
+#[derive(Clone, Default)]
+pub enum PodScope {
+    /// Every pod outside `control-plane` namespaces, as OpenKruise's configuration.
+    #[default]
+    Every,
+    /// Only pods a served feature can act on: a `matchConditions` CEL expression over the
+    /// SidecarSets of `sidecarsets` (none: only Kruise-owned and launch-priority pods), or
+    /// every pod when `every_pod` (gate `KruisePodReadinessGate`).
+    Needed {
+        /// Where SidecarSets are read (the shared cache).
+        sidecarsets: Option<kruise_runtime::cache::Informer<kruise_api::apps::v1beta1::SidecarSet>>,
+        /// Every pod needs the webhook anyway.
+        every_pod: bool,
+    },
+}
+
+impl std::fmt::Debug for PodScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PodScope::Every => f.write_str("Every"),
+            PodScope::Needed { every_pod, .. } => f
+                .debug_struct("Needed")
+                .field("every_pod", every_pod)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+impl PodScope {
+    /// The `matchConditions` expression of the pod webhook now; `None` for every pod.
+    pub fn condition(&self) -> Option<String> {
+        match self {
+            PodScope::Every => None,
+            PodScope::Needed {
+                sidecarsets,
+                every_pod,
+            } => {
+                // Until the SidecarSet cache has completed its initial list, the webhook cannot
+                // know which pods a SidecarSet selects: every pod (a restarted manager must not
+                // narrow the scope to "no SidecarSet" for a moment).
+                if sidecarsets
+                    .as_ref()
+                    .is_some_and(|i| !i.synced().is_synced())
+                {
+                    return None;
+                }
+                let sets: Vec<kruise_api::apps::v1beta1::SidecarSet> = sidecarsets
+                    .as_ref()
+                    .map(|i| i.store().state().iter().map(|s| (**s).clone()).collect())
+                    .unwrap_or_default();
+                crate::scope::pod_webhook_condition(&sets, *every_pod)
+            }
+        }
+    }
 }
 
 impl WebhookSettings {
@@ -135,7 +203,7 @@ impl WebhookSettings {
 /// `control-plane`), pointing at `s.endpoint` with `ca_bundle_pem` (base64-encoded here; empty
 /// for the checked-in manifests).
 pub fn configurations(s: &WebhookSettings, ca_bundle_pem: &str) -> (Value, Value) {
-    let (mutating, validating) = typed_configurations(s, ca_bundle_pem);
+    let (mutating, validating) = typed_configurations(s, ca_bundle_pem, s.pod_scope.condition());
     let value = |v: serde_json::Result<Value>| v.unwrap_or(Value::Null);
     (
         value(serde_json::to_value(mutating)),
@@ -143,10 +211,13 @@ pub fn configurations(s: &WebhookSettings, ca_bundle_pem: &str) -> (Value, Value
     )
 }
 
-/// [`configurations`] as k8s-openapi objects, one webhook per [`REGISTRY`] entry in its order.
+/// [`configurations`] as k8s-openapi objects, one webhook per [`REGISTRY`] entry in its order;
+/// `pod_condition` narrows the webhooks that skip `control-plane` namespaces (the pod webhooks)
+/// with a `matchConditions` expression.
 pub fn typed_configurations(
     s: &WebhookSettings,
     ca_bundle_pem: &str,
+    pod_condition: Option<String>,
 ) -> (MutatingWebhookConfiguration, ValidatingWebhookConfiguration) {
     let strings = |v: &[&str]| Some(v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
     let selector = |e: &AdmissionEntry| {
@@ -156,6 +227,13 @@ pub fn typed_configurations(
                 key: "control-plane".into(),
                 operator: "DoesNotExist".into(),
                 values: None,
+            });
+            // The manager's own namespace never goes through its pod webhooks (its replacement
+            // pods must start while it is down).
+            exprs.push(LabelSelectorRequirement {
+                key: "kubernetes.io/metadata.name".into(),
+                operator: "NotIn".into(),
+                values: Some(vec![s.namespace.clone()]),
             });
         }
         if let Some(ns) = &s.only_namespace {
@@ -180,6 +258,29 @@ pub fn typed_configurations(
         }])
     };
     let review_versions = || vec!["v1".to_owned(), "v1beta1".to_owned()];
+    let failure_policy = |e: &AdmissionEntry| {
+        Some(
+            s.failure_policies
+                .get(e.name)
+                .cloned()
+                .unwrap_or_else(|| "Fail".to_owned()),
+        )
+    };
+    let match_conditions = |e: &AdmissionEntry| {
+        // Tests sharing a cluster: a namespaceSelector does not restrict cluster-scoped kinds
+        // (SidecarSets), so their webhooks only see the objects pinned to the namespace.
+        if let (Some(ns), "sidecarsets") = (&s.only_namespace, e.resource) {
+            return Some(vec![MatchCondition {
+                name: "kruise-rs-e2e-only-namespace".to_owned(),
+                expression: crate::scope::sidecarset_pinned_to(ns),
+            }]);
+        }
+        let cond = pod_condition.as_ref().filter(|_| e.skip_control_plane)?;
+        Some(vec![MatchCondition {
+            name: crate::scope::MATCH_CONDITION_NAME.to_owned(),
+            expression: cond.clone(),
+        }])
+    };
     let of_type = |t: WebhookType| REGISTRY.iter().filter(move |e| e.webhook_type == t);
     let (mutating_name, validating_name) = s.configuration_names();
     let mutating = MutatingWebhookConfiguration {
@@ -193,10 +294,12 @@ pub fn typed_configurations(
                     name: e.name.to_owned(),
                     admission_review_versions: review_versions(),
                     client_config: s.endpoint.client_config(e.path, ca_bundle_pem),
-                    failure_policy: Some("Fail".into()),
+                    failure_policy: failure_policy(e),
                     side_effects: "None".into(),
                     rules: rules(e),
                     namespace_selector: selector(e),
+                    match_conditions: match_conditions(e),
+                    timeout_seconds: s.timeout_seconds,
                     ..MutatingWebhook::default()
                 })
                 .collect(),
@@ -213,10 +316,12 @@ pub fn typed_configurations(
                     name: e.name.to_owned(),
                     admission_review_versions: review_versions(),
                     client_config: s.endpoint.client_config(e.path, ca_bundle_pem),
-                    failure_policy: Some("Fail".into()),
+                    failure_policy: failure_policy(e),
                     side_effects: "None".into(),
                     rules: rules(e),
                     namespace_selector: selector(e),
+                    match_conditions: match_conditions(e),
+                    timeout_seconds: s.timeout_seconds,
                     ..ValidatingWebhook::default()
                 })
                 .collect(),
@@ -350,6 +455,12 @@ pub fn manifests() -> Vec<(String, String)> {
         external_certs: false,
         only_namespace: None,
         name_suffix: None,
+        failure_policies: BTreeMap::new(),
+        timeout_seconds: Some(DEFAULT_TIMEOUT_SECONDS),
+        pod_scope: PodScope::Needed {
+            sidecarsets: None,
+            every_pod: false,
+        },
     };
     let (mut m, mut v) = configurations(&s, "");
     for cfg in [&mut m, &mut v] {
@@ -573,31 +684,76 @@ fn from_value<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, kube::Error
     serde_json::from_value(v).map_err(|e| kube::Error::Service(e.to_string().into()))
 }
 
-/// Runs [`sync_once`] now and every [`RESYNC`] until `shutdown`, logging failures; calls
-/// `on_ready` after the first successful sync.
+/// Runs [`sync_once`] now and every [`RESYNC`] until `shutdown`, and re-applies the mutating
+/// configuration whenever `wake` is notified, logging failures; calls `on_ready` after the
+/// first successful sync.
 pub async fn run(
     client: Client,
     s: WebhookSettings,
     store: CertStore,
     on_ready: impl Fn() + Send,
     shutdown: CancellationToken,
+    wake: std::sync::Arc<tokio::sync::Notify>,
 ) {
     let mut ready = false;
+    let mut bundle: Option<CertBundle> = None;
+    let mut next_full = tokio::time::Instant::now();
+    // The pod webhook's condition as last applied: a SidecarSet change that does not change it
+    // (e.g. a status write) costs no write.
+    let mut applied_condition: Option<Option<String>> = None;
     loop {
-        match sync_once(&client, &s, &store).await {
-            Ok(_) => {
-                if !ready {
-                    ready = true;
-                    on_ready();
+        let full = bundle.is_none() || tokio::time::Instant::now() >= next_full;
+        let condition = s.pod_scope.condition();
+        if full {
+            match sync_once(&client, &s, &store).await {
+                Ok(b) => {
+                    applied_condition = Some(condition);
+                    bundle = Some(b);
+                    next_full = tokio::time::Instant::now() + RESYNC;
+                    if !ready {
+                        ready = true;
+                        on_ready();
+                    }
+                }
+                Err(e) => {
+                    next_full = tokio::time::Instant::now() + RESYNC;
+                    warn!(error = %e, "webhook certificate/configuration sync failed");
                 }
             }
-            Err(e) => warn!(error = %e, "webhook certificate/configuration sync failed"),
+        } else if let Some(b) = &bundle
+            && applied_condition.as_ref() != Some(&condition)
+        {
+            // Woken by a change the pod webhook's scope derives from (a SidecarSet): re-apply
+            // the mutating configuration at once, so pods created right after the change reach
+            // the webhook. The full sync (certificates, both configurations, CRDs) keeps its
+            // period.
+            match sync_mutating(&client, &s, b).await {
+                Ok(()) => applied_condition = Some(condition),
+                Err(e) => warn!(error = %e, "webhook configuration update failed"),
+            }
         }
         tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(RESYNC) => {}
+            _ = tokio::time::sleep_until(next_full) => {}
+            _ = wake.notified() => {}
         }
     }
+}
+
+/// Applies the mutating configuration only (with the certificate of the last full sync).
+async fn sync_mutating(
+    client: &Client,
+    s: &WebhookSettings,
+    bundle: &CertBundle,
+) -> Result<(), kube::Error> {
+    if s.external_certs {
+        return Ok(());
+    }
+    let (mutating, _) = configurations(s, &bundle.ca_cert);
+    let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let pp = PatchParams::apply("kruise-manager").force();
+    let (mutating_name, _) = s.configuration_names();
+    apply_configuration(&mapi, &mutating_name, &pp, &mutating).await
 }
 
 #[cfg(test)]
@@ -613,6 +769,9 @@ mod tests {
             external_certs: false,
             only_namespace: only.map(str::to_owned),
             name_suffix: None,
+            failure_policies: BTreeMap::new(),
+            timeout_seconds: None,
+            pod_scope: PodScope::Every,
         }
     }
 
@@ -673,10 +832,90 @@ mod tests {
         assert_eq!(mp["rules"][0]["apiGroups"], json!([""]));
         assert_eq!(mp["rules"][0]["resources"], json!(["pods"]));
         assert_eq!(mp["rules"][0]["operations"], json!(["CREATE"]));
+        // OpenKruise's `control-plane` exclusion, plus the manager's own namespace.
         assert_eq!(
             mp["namespaceSelector"],
-            json!({"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]})
+            json!({"matchExpressions": [
+                {"key": "control-plane", "operator": "DoesNotExist"},
+                {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kruise-system"]}]})
         );
+        assert!(mp.get("matchConditions").is_none(), "PodScope::Every");
+    }
+
+    /// A restarted manager must not narrow the pod webhook to "no SidecarSet" while its
+    /// SidecarSet cache is still listing: every pod until the cache has synced, then the
+    /// SidecarSets' selectors.
+    #[tokio::test]
+    async fn pod_scope_waits_for_the_sidecarset_cache() {
+        use kruise_runtime::testing::{ListReply, ScriptedApi};
+        let api = ScriptedApi::new();
+        let path = "/apis/apps.kruise.io/v1beta1/sidecarsets";
+        api.list(
+            path,
+            ListReply::After(
+                Duration::from_millis(300),
+                vec![
+                    json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+                    "metadata": {"name": "s", "uid": "u", "resourceVersion": "1"},
+                    "spec": {"selector": {"matchLabels": {"app": "meshed"}}}}),
+                ],
+            ),
+        );
+        let ctx = kruise_runtime::runner::Context::new(
+            api.client(),
+            Default::default(),
+            Default::default(),
+        );
+        let informer = ctx
+            .cache
+            .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>();
+        let scope = PodScope::Needed {
+            sidecarsets: Some(informer.clone()),
+            every_pod: false,
+        };
+        assert_eq!(scope.condition(), None, "not synced yet: every pod");
+        assert!(informer.synced().wait().await);
+        let cond = scope.condition().expect("narrowed once synced");
+        assert!(cond.contains("'meshed'"), "{cond}");
+        ctx.shutdown.cancel();
+    }
+
+    #[test]
+    fn pod_scope_failure_policies_and_timeouts() {
+        let mut s = service_settings();
+        s.pod_scope = PodScope::Needed {
+            sidecarsets: None,
+            every_pod: false,
+        };
+        s.failure_policies
+            .insert("mpod.kb.io".into(), "Ignore".into());
+        s.timeout_seconds = Some(5);
+        let (m, v) = configurations(&s, "CA");
+        let mp = hook(&m, "mpod.kb.io");
+        assert_eq!(mp["failurePolicy"], "Ignore");
+        assert_eq!(mp["timeoutSeconds"], 5);
+        assert_eq!(
+            mp["matchConditions"][0]["name"],
+            crate::scope::MATCH_CONDITION_NAME
+        );
+        assert!(
+            mp["matchConditions"][0]["expression"]
+                .as_str()
+                .unwrap()
+                .contains("apps.kruise.io/")
+        );
+        // Only the pod webhooks are narrowed; the others keep Fail.
+        let mc = hook(&m, "mcloneset.kb.io");
+        assert!(mc.get("matchConditions").is_none());
+        assert_eq!(mc["failurePolicy"], "Fail");
+        assert_eq!(hook(&v, "vcloneset.kb.io")["timeoutSeconds"], 5);
+        // Every pod (gate KruisePodReadinessGate): no condition.
+        s.pod_scope = PodScope::Needed {
+            sidecarsets: None,
+            every_pod: true,
+        };
+        let (m, _) = configurations(&s, "CA");
+        assert!(hook(&m, "mpod.kb.io").get("matchConditions").is_none());
     }
 
     #[test]
@@ -705,7 +944,7 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .len(),
-            2
+            3
         );
     }
 
@@ -773,8 +1012,8 @@ mod tests {
     fn unserved_webhooks_are_pruned_and_the_installed_list_kept_as_template() {
         let (mut m, _) = configurations(&service_settings(), "CA");
         assert!(prune_unserved(&m, &registry::served_paths()).is_none());
-        let foreign = json!({"name": "msidecarset.kb.io",
-            "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-v1alpha1-sidecarset"}});
+        let foreign = json!({"name": "muniteddeployment.kb.io",
+            "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-uniteddeployment"}});
         m["webhooks"].as_array_mut().unwrap().push(foreign);
         let pruned = prune_unserved(&m, &registry::served_paths()).unwrap();
         let served = registry::REGISTRY
@@ -787,7 +1026,7 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .iter()
-                .all(|w| w["name"] != "msidecarset.kb.io")
+                .all(|w| w["name"] != "muniteddeployment.kb.io")
         );
         let template: Vec<Value> = serde_json::from_str(
             pruned["metadata"]["annotations"][TEMPLATE_ANNOTATION]

@@ -4,7 +4,8 @@
 //! [`cloneset`] (`/mutate-apps-kruise-io-v1alpha1-cloneset`,
 //! `/validate-apps-kruise-io-v1alpha1-cloneset`), [`statefulset`]
 //! (`/mutate-apps-kruise-io-statefulset`, `/validate-apps-kruise-io-statefulset`) and [`pod`]
-//! (`/mutate-pod`); [`conversion`] answers `/convert` for every kind served in two versions. Mutating handlers answer with a JSON patch; denials name the field and the
+//! (`/mutate-pod`), [`sidecarset`] (`/mutate-apps-kruise-io-sidecarset`,
+//! `/validate-apps-kruise-io-sidecarset`); [`conversion`] answers `/convert` for every kind served in two versions. Mutating handlers answer with a JSON patch; denials name the field and the
 //! reason the way Kubernetes field errors read.
 
 /// An admission request carrying any object.
@@ -16,7 +17,8 @@ pub type Response = kube::core::admission::AdmissionResponse;
 pub struct HandlerContext {
     /// Effective feature gates.
     pub gates: kruise_runtime::features::FeatureGates,
-    /// Where handlers look other objects up (pods named in `podsToDelete`, StorageClasses):
+    /// Where handlers look other objects up (pods named in `podsToDelete`, StorageClasses,
+    /// SidecarSets, ControllerRevisions, ConfigMaps):
     /// the shared cache once synced ([`lookup::Lookup`]); `None` in unit tests (nothing is
     /// looked up).
     pub lookup: Option<lookup::Lookup>,
@@ -34,6 +36,8 @@ pub mod field;
 pub mod lookup;
 pub mod pod;
 pub mod registry;
+pub mod scope;
 pub mod server;
+pub mod sidecarset;
 pub mod statefulset;
 pub mod support;

@@ -1,25 +1,35 @@
-//! Reads of other objects by admission handlers, from the process's shared informer cache.
+//! Reads of other objects by admission handlers, from the process's shared informer cache:
+//! pods (`podsToDelete`), StorageClasses (volumeClaimTemplates expansion), SidecarSets (their
+//! conflicts with each other), ControllerRevisions (a SidecarSet's injection revision) and
+//! ConfigMaps (OpenKruise's `kruise-configuration`).
 //!
 //! As controller-runtime's cache-backed client (which blocks a read until the informer has
 //! synced), a lookup never answers from a cache that has not completed its initial list: it
 //! waits for the sync at most [`SYNC_WAIT`], then reads live from the API server instead, so a
 //! freshly started manager neither gives a wrong verdict nor holds admission up. Objects in a
-//! namespace the cache does not watch (`--namespace`) are read live too.
+//! namespace the cache does not watch (`--namespace`) are read live too. ConfigMaps are read
+//! only now and then, so their informer starts on the first read (as controller-runtime starts
+//! one on a first cache read) and does not hold `/readyz` back.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
+use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_runtime::cache::{Informer, SharedCache};
+use kube::api::ListParams;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Client};
 
 /// How long a lookup waits for a cache's initial list before reading live.
 pub const SYNC_WAIT: Duration = Duration::from_secs(3);
 
-/// The objects admission handlers look up: pods (`podsToDelete`) and StorageClasses
-/// (volumeClaimTemplates expansion).
+/// The objects admission handlers look up: pods (`podsToDelete`), StorageClasses
+/// (volumeClaimTemplates expansion), SidecarSets, ControllerRevisions and ConfigMaps (SidecarSet
+/// validation).
 #[derive(Clone)]
 pub struct Lookup {
     source: Source,
@@ -29,14 +39,35 @@ pub struct Lookup {
 enum Source {
     Cache {
         client: Client,
+        cache: SharedCache,
         cache_namespace: Option<String>,
         pods: Informer<Pod>,
         storage_classes: Informer<StorageClass>,
+        sidecar_sets: Informer<SidecarSet>,
+        controller_revisions: Informer<ControllerRevision>,
+        /// ControllerRevisions of the manager's namespace (SidecarSet revisions), cached even
+        /// when the cache is restricted to another namespace.
+        kruise_revisions: Informer<ControllerRevision>,
+        namespaces: Informer<Namespace>,
     },
-    Fixed {
-        pods: Arc<Vec<Arc<Pod>>>,
-        storage_classes: Arc<Vec<Arc<StorageClass>>>,
-    },
+    Fixed(Arc<FixedCluster>),
+}
+
+/// The cluster a [`Lookup::fixed_cluster`] answers from: exactly these objects exist.
+#[derive(Clone, Debug, Default)]
+pub struct FixedCluster {
+    /// Pods.
+    pub pods: Vec<Pod>,
+    /// StorageClasses.
+    pub storage_classes: Vec<StorageClass>,
+    /// SidecarSets (as the API server stores them, v1beta1).
+    pub sidecar_sets: Vec<SidecarSet>,
+    /// ControllerRevisions.
+    pub controller_revisions: Vec<ControllerRevision>,
+    /// ConfigMaps.
+    pub config_maps: Vec<ConfigMap>,
+    /// Namespaces.
+    pub namespaces: Vec<Namespace>,
 }
 
 impl std::fmt::Debug for Lookup {
@@ -49,30 +80,79 @@ async fn synced<K: kruise_runtime::cache::Cached>(informer: &Informer<K>) -> boo
     kruise_runtime::cache::read_synced(informer, SYNC_WAIT).await
 }
 
+fn named<'a, K: kube::Resource>(
+    objects: &'a [K],
+    namespace: Option<&str>,
+    name: &str,
+) -> Option<&'a K> {
+    objects.iter().find(|o| {
+        let m = o.meta();
+        m.namespace.as_deref() == namespace && m.name.as_deref() == Some(name)
+    })
+}
+
+/// Whether `labels` hold every pair of `wanted` (a `matchLabels` selector).
+fn has_labels(
+    labels: Option<&BTreeMap<String, String>>,
+    wanted: &BTreeMap<String, String>,
+) -> bool {
+    wanted
+        .iter()
+        .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+}
+
+fn label_selector(wanted: &BTreeMap<String, String>) -> String {
+    wanted
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 impl Lookup {
-    /// Lookups through `cache` (its pod and StorageClass informers start now, so they fill
-    /// before the first request; `/readyz` waits for them); `client` reads live when a cache
+    /// Lookups through `cache` (its pod, StorageClass, SidecarSet and ControllerRevision
+    /// informers start now, so they fill before the first request; `/readyz` waits for them; the
+    /// ConfigMap informer starts on the first ConfigMap read); `client` reads live when a cache
     /// cannot answer. Call inside a Tokio runtime.
     pub fn new(client: Client, cache: &SharedCache, cache_namespace: Option<String>) -> Self {
         Self {
             source: Source::Cache {
                 client,
+                cache: cache.clone(),
                 cache_namespace,
                 pods: cache.informer::<Pod>(),
                 storage_classes: cache.cluster_informer::<StorageClass>(),
+                sidecar_sets: cache.cluster_informer::<SidecarSet>(),
+                controller_revisions: cache.informer::<ControllerRevision>(),
+                kruise_revisions: cache
+                    .informer_in::<ControllerRevision>(&kruise_runtime::kruise_namespace()),
+                namespaces: cache.cluster_informer::<Namespace>(),
             },
         }
     }
 
-    /// Lookups answered from a fixed set of objects, as if the cluster held exactly these (the
-    /// admission corpus replays with none: the cluster OpenKruise's verdicts were recorded on).
+    /// Lookups answered from a fixed set of pods and StorageClasses, as if the cluster held
+    /// exactly these (the admission corpus replays with none: the cluster OpenKruise's verdicts
+    /// were recorded on).
     pub fn fixed(pods: Vec<Pod>, storage_classes: Vec<StorageClass>) -> Self {
+        Self::fixed_cluster(FixedCluster {
+            pods,
+            storage_classes,
+            ..FixedCluster::default()
+        })
+    }
+
+    /// Lookups answered from `cluster`, as if the cluster held exactly those objects (tests,
+    /// and the admission corpus replays of a recording made with objects in the cluster).
+    pub fn fixed_cluster(cluster: FixedCluster) -> Self {
         Self {
-            source: Source::Fixed {
-                pods: Arc::new(pods.into_iter().map(Arc::new).collect()),
-                storage_classes: Arc::new(storage_classes.into_iter().map(Arc::new).collect()),
-            },
+            source: Source::Fixed(Arc::new(cluster)),
         }
+    }
+
+    /// Whether the cache watches `namespace` (it may be restricted by `--namespace`).
+    fn watched(cache_namespace: &Option<String>, namespace: &str) -> bool {
+        cache_namespace.as_deref().is_none_or(|ns| ns == namespace)
     }
 
     /// Pod `namespace/name`, or `None` if it does not exist.
@@ -81,14 +161,8 @@ impl Lookup {
     /// The API error of a live read, as text.
     pub async fn pod(&self, namespace: &str, name: &str) -> Result<Option<Arc<Pod>>, String> {
         let (client, cache_namespace, pods) = match &self.source {
-            Source::Fixed { pods, .. } => {
-                return Ok(pods
-                    .iter()
-                    .find(|p| {
-                        p.metadata.namespace.as_deref() == Some(namespace)
-                            && p.metadata.name.as_deref() == Some(name)
-                    })
-                    .cloned());
+            Source::Fixed(c) => {
+                return Ok(named(&c.pods, Some(namespace), name).cloned().map(Arc::new));
             }
             Source::Cache {
                 client,
@@ -97,8 +171,7 @@ impl Lookup {
                 ..
             } => (client, cache_namespace, pods),
         };
-        let watched = cache_namespace.as_deref().is_none_or(|ns| ns == namespace);
-        if watched && synced(pods).await {
+        if Self::watched(cache_namespace, namespace) && synced(pods).await {
             return Ok(pods.store().get(&ObjectRef::new(name).within(namespace)));
         }
         Api::<Pod>::namespaced(client.clone(), namespace)
@@ -114,13 +187,8 @@ impl Lookup {
     /// The API error of a live read, as text.
     pub async fn storage_class(&self, name: &str) -> Result<Option<Arc<StorageClass>>, String> {
         let (client, informer) = match &self.source {
-            Source::Fixed {
-                storage_classes, ..
-            } => {
-                return Ok(storage_classes
-                    .iter()
-                    .find(|s| s.metadata.name.as_deref() == Some(name))
-                    .cloned());
+            Source::Fixed(c) => {
+                return Ok(named(&c.storage_classes, None, name).cloned().map(Arc::new));
             }
             Source::Cache {
                 client,
@@ -144,9 +212,9 @@ impl Lookup {
     /// The API error of a live read, as text.
     pub async fn storage_classes(&self) -> Result<Vec<Arc<StorageClass>>, String> {
         let (client, informer) = match &self.source {
-            Source::Fixed {
-                storage_classes, ..
-            } => return Ok(storage_classes.as_ref().clone()),
+            Source::Fixed(c) => {
+                return Ok(c.storage_classes.iter().cloned().map(Arc::new).collect());
+            }
             Source::Cache {
                 client,
                 storage_classes,
@@ -161,5 +229,248 @@ impl Lookup {
             .await
             .map(|l| l.items.into_iter().map(Arc::new).collect())
             .map_err(|e| e.to_string())
+    }
+
+    /// Every SidecarSet (v1beta1, the storage version), as OpenKruise's SidecarSet webhook lists
+    /// them through its cache.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn sidecar_sets(&self) -> Result<Vec<Arc<SidecarSet>>, String> {
+        let (client, informer) = match &self.source {
+            Source::Fixed(c) => return Ok(c.sidecar_sets.iter().cloned().map(Arc::new).collect()),
+            Source::Cache {
+                client,
+                sidecar_sets,
+                ..
+            } => (client, sidecar_sets),
+        };
+        if synced(informer).await {
+            return Ok(informer.store().state());
+        }
+        Api::<SidecarSet>::all(client.clone())
+            .list(&Default::default())
+            .await
+            .map(|l| l.items.into_iter().map(Arc::new).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    /// ControllerRevision `namespace/name`, or `None` if it does not exist.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn controller_revision(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<ControllerRevision>>, String> {
+        let (client, cache_namespace, informer) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(named(&c.controller_revisions, Some(namespace), name)
+                    .cloned()
+                    .map(Arc::new));
+            }
+            Source::Cache {
+                client,
+                cache_namespace,
+                controller_revisions,
+                kruise_revisions,
+                ..
+            } => {
+                if namespace == kruise_runtime::kruise_namespace() {
+                    (client, &None, kruise_revisions)
+                } else {
+                    (client, cache_namespace, controller_revisions)
+                }
+            }
+        };
+        if Self::watched(cache_namespace, namespace) && synced(informer).await {
+            return Ok(informer
+                .store()
+                .get(&ObjectRef::new(name).within(namespace)));
+        }
+        Api::<ControllerRevision>::namespaced(client.clone(), namespace)
+            .get_opt(name)
+            .await
+            .map(|p| p.map(Arc::new))
+            .map_err(|e| e.to_string())
+    }
+
+    /// The ControllerRevisions in `namespace` carrying every label of `labels` (a `matchLabels`
+    /// selector).
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn controller_revisions(
+        &self,
+        namespace: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Arc<ControllerRevision>>, String> {
+        let (client, cache_namespace, informer) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(c
+                    .controller_revisions
+                    .iter()
+                    .filter(|r| {
+                        r.metadata.namespace.as_deref() == Some(namespace)
+                            && has_labels(r.metadata.labels.as_ref(), labels)
+                    })
+                    .cloned()
+                    .map(Arc::new)
+                    .collect());
+            }
+            Source::Cache {
+                client,
+                cache_namespace,
+                controller_revisions,
+                kruise_revisions,
+                ..
+            } => {
+                if namespace == kruise_runtime::kruise_namespace() {
+                    (client, &None, kruise_revisions)
+                } else {
+                    (client, cache_namespace, controller_revisions)
+                }
+            }
+        };
+        if Self::watched(cache_namespace, namespace) && synced(informer).await {
+            return Ok(informer
+                .in_namespace(namespace)
+                .into_iter()
+                .filter(|r| has_labels(r.metadata.labels.as_ref(), labels))
+                .collect());
+        }
+        Api::<ControllerRevision>::namespaced(client.clone(), namespace)
+            .list(&ListParams::default().labels(&label_selector(labels)))
+            .await
+            .map(|l| l.items.into_iter().map(Arc::new).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Namespace `name`, or `None` if it does not exist.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn namespace(&self, name: &str) -> Result<Option<Arc<Namespace>>, String> {
+        let (client, informer) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(named(&c.namespaces, None, name).cloned().map(Arc::new));
+            }
+            Source::Cache {
+                client, namespaces, ..
+            } => (client, namespaces),
+        };
+        if synced(informer).await {
+            return Ok(informer.store().get(&ObjectRef::new(name)));
+        }
+        Api::<Namespace>::all(client.clone())
+            .get_opt(name)
+            .await
+            .map(|n| n.map(Arc::new))
+            .map_err(|e| e.to_string())
+    }
+
+    /// ConfigMap `namespace/name`, or `None` if it does not exist.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn config_map(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<ConfigMap>>, String> {
+        let (client, cache, cache_namespace) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(named(&c.config_maps, Some(namespace), name)
+                    .cloned()
+                    .map(Arc::new));
+            }
+            Source::Cache {
+                client,
+                cache,
+                cache_namespace,
+                ..
+            } => (client, cache, cache_namespace),
+        };
+        if Self::watched(cache_namespace, namespace) {
+            let informer = cache.lazy_informer::<ConfigMap>();
+            if synced(&informer).await {
+                return Ok(informer
+                    .store()
+                    .get(&ObjectRef::new(name).within(namespace)));
+            }
+        }
+        Api::<ConfigMap>::namespaced(client.clone(), namespace)
+            .get_opt(name)
+            .await
+            .map(|p| p.map(Arc::new))
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn fixed_cluster_answers_lookups() {
+        let rev = |name: &str, ns: &str, labels: serde_json::Value| -> ControllerRevision {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": ns, "labels": labels}, "revision": 1
+            }))
+            .unwrap()
+        };
+        let lookup = Lookup::fixed_cluster(FixedCluster {
+            controller_revisions: vec![
+                rev(
+                    "a",
+                    "kruise-system",
+                    serde_json::json!({"x": "1", "y": "2"}),
+                ),
+                rev("b", "kruise-system", serde_json::json!({"x": "1"})),
+                rev("c", "other", serde_json::json!({"x": "1", "y": "2"})),
+            ],
+            config_maps: vec![
+                serde_json::from_value(serde_json::json!({
+                    "metadata": {"name": "kruise-configuration", "namespace": "kruise-system"}
+                }))
+                .unwrap(),
+            ],
+            ..FixedCluster::default()
+        });
+        let wanted: BTreeMap<String, String> = [
+            ("x".to_owned(), "1".to_owned()),
+            ("y".to_owned(), "2".to_owned()),
+        ]
+        .into();
+        let found = lookup
+            .controller_revisions("kruise-system", &wanted)
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].metadata.name.as_deref(), Some("a"));
+        assert!(
+            lookup
+                .controller_revision("other", "c")
+                .await
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            lookup
+                .controller_revision("other", "a")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            lookup
+                .config_map("kruise-system", "kruise-configuration")
+                .await
+                .unwrap()
+                .is_some()
+        );
+        assert!(lookup.sidecar_sets().await.unwrap().is_empty());
+        assert_eq!(label_selector(&wanted), "x=1,y=2");
     }
 }

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::server::paths;
-use crate::{HandlerContext, Request, Response, cloneset, daemonset, pod, statefulset};
+use crate::{HandlerContext, Request, Response, cloneset, daemonset, pod, sidecarset, statefulset};
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
 pub type Handler = for<'a> fn(
@@ -94,6 +94,17 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         handler: |r, c| Box::pin(daemonset::mutate(r, c)),
     },
     AdmissionEntry {
+        name: "msidecarset.kb.io",
+        path: paths::MUTATE_SIDECARSET,
+        webhook_type: WebhookType::Mutating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "sidecarsets",
+        skip_control_plane: false,
+        handler: |r, c| Box::pin(sidecarset::mutate(r, c)),
+    },
+    AdmissionEntry {
         name: "mstatefulset.kb.io",
         path: paths::MUTATE_STATEFULSET,
         webhook_type: WebhookType::Mutating,
@@ -125,6 +136,17 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         resource: "daemonsets",
         skip_control_plane: false,
         handler: |r, c| Box::pin(daemonset::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vsidecarset.kb.io",
+        path: paths::VALIDATE_SIDECARSET,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "sidecarsets",
+        skip_control_plane: false,
+        handler: |r, c| Box::pin(sidecarset::validate(r, c)),
     },
     AdmissionEntry {
         name: "vstatefulset.kb.io",

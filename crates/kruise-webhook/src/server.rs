@@ -13,6 +13,11 @@ use hyper_util::service::TowerToHyperService;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionResponse, AdmissionReview};
 use kube::core::conversion::{ConversionResponse, ConversionReview};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use rustls_pki_types::pem::PemObject;
@@ -83,6 +88,91 @@ impl ResolvesServerCert for CertStore {
 
 type Shared = Arc<HandlerContext>;
 
+/// Admission metrics with controller-runtime's webhook metric names and labels
+/// (`controller_runtime_webhook_requests_total{webhook, code}`,
+/// `controller_runtime_webhook_latency_seconds{webhook}` — Prometheus' default buckets —
+/// and `controller_runtime_webhook_requests_in_flight{webhook}`; `webhook` is the path).
+#[derive(Clone)]
+pub struct WebhookMetrics {
+    requests: Family<WebhookCodeLabels, Counter>,
+    latency: Family<WebhookLabels, Histogram, fn() -> Histogram>,
+    in_flight: Family<WebhookLabels, Gauge>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    webhook: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookCodeLabels {
+    webhook: String,
+    code: String,
+}
+
+/// Prometheus' `DefBuckets` (seconds), as controller-runtime's webhook latency histogram uses.
+const DEFAULT_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(DEFAULT_BUCKETS.iter().copied())
+}
+
+impl Default for WebhookMetrics {
+    fn default() -> Self {
+        Self {
+            requests: Family::default(),
+            latency: Family::new_with_constructor(latency_histogram),
+            in_flight: Family::default(),
+        }
+    }
+}
+
+impl WebhookMetrics {
+    /// The metrics, registered in `metrics`' registry.
+    pub fn register(metrics: &kruise_runtime::metrics::Metrics) -> Self {
+        let m = Self::default();
+        metrics.register(
+            "controller_runtime_webhook_requests",
+            "Total number of admission requests by HTTP status code.",
+            m.requests.clone(),
+        );
+        metrics.register(
+            "controller_runtime_webhook_latency_seconds",
+            "Histogram of the latency of processing admission requests",
+            m.latency.clone(),
+        );
+        metrics.register(
+            "controller_runtime_webhook_requests_in_flight",
+            "Current number of admission requests being served.",
+            m.in_flight.clone(),
+        );
+        m
+    }
+
+    fn observe(&self, path: &str, code: u16, seconds: f64) {
+        let webhook = path.to_owned();
+        self.latency
+            .get_or_create(&WebhookLabels {
+                webhook: webhook.clone(),
+            })
+            .observe(seconds);
+        self.requests
+            .get_or_create(&WebhookCodeLabels {
+                webhook,
+                code: code.to_string(),
+            })
+            .inc();
+    }
+}
+
+impl std::fmt::Debug for WebhookMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookMetrics").finish_non_exhaustive()
+    }
+}
+
 /// Answers one AdmissionReview posted to `entry`'s path: the review decoded, the handler run,
 /// the response wrapped in a review. A body that is not a decodable AdmissionReview (e.g. an
 /// object whose `metadata` is not an object) is denied with code 400 naming the field, keeping
@@ -148,21 +238,36 @@ pub mod paths {
     pub const VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
     /// Advanced StatefulSet validation.
     pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
+    /// SidecarSet defaults and hash annotations (both versions).
+    pub const MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
+    /// SidecarSet validation (both versions).
+    pub const VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";
     /// Pod mutation.
     pub const MUTATE_POD: &str = "/mutate-pod";
     /// CRD conversion (ConversionReview).
     pub const CONVERT: &str = "/convert";
 }
 
-/// The router: every admission webhook of the [`REGISTRY`], `/convert` and `/healthz`.
-pub fn router(ctx: Shared) -> Router {
+/// The router: every admission webhook of the [`REGISTRY`], `/convert` and `/healthz`; each
+/// admission request counted and timed in `metrics`.
+pub fn router(ctx: Shared, metrics: WebhookMetrics) -> Router {
     let mut router = Router::new().route("/healthz", get(|| async { "ok" }));
     for entry in REGISTRY {
+        let metrics = metrics.clone();
         router = router.route(
             entry.path,
             post(
                 move |State(c): State<Shared>, body: axum::body::Bytes| async move {
-                    axum::Json(answer(&c, &body, entry).await)
+                    let labels = WebhookLabels {
+                        webhook: entry.path.to_owned(),
+                    };
+                    metrics.in_flight.get_or_create(&labels).inc();
+                    let started = std::time::Instant::now();
+                    let review = answer(&c, &body, entry).await;
+                    metrics.in_flight.get_or_create(&labels).dec();
+                    // The HTTP status is always 200: the verdict travels in the review.
+                    metrics.observe(entry.path, 200, started.elapsed().as_secs_f64());
+                    axum::Json(review)
                 },
             ),
         );
@@ -197,6 +302,7 @@ pub async fn serve(
     addr: SocketAddr,
     certs: CertStore,
     ctx: Shared,
+    metrics: WebhookMetrics,
     shutdown: CancellationToken,
 ) -> Result<(), ServerError> {
     let listener = bind_shared(addr).map_err(|source| ServerError::Bind { addr, source })?;
@@ -209,7 +315,7 @@ pub async fn serve(
     .with_cert_resolver(Arc::new(certs));
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let app = router(ctx);
+    let app = router(ctx, metrics);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
         let (tcp, peer) = tokio::select! {

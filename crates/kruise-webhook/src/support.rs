@@ -134,6 +134,12 @@ impl GoShaped for kruise_api::apps::v1alpha1::DaemonSet {
 impl GoShaped for kruise_api::apps::v1beta1::DaemonSet {
     const GO_TYPE: GoType = GoType::DaemonSetV1beta1;
 }
+impl GoShaped for kruise_api::apps::v1alpha1::SidecarSet {
+    const GO_TYPE: GoType = GoType::SidecarSetV1alpha1;
+}
+impl GoShaped for kruise_api::apps::v1beta1::SidecarSet {
+    const GO_TYPE: GoType = GoType::SidecarSetV1beta1;
+}
 
 /// Decodes a workload as OpenKruise's webhook does: refused where Go's `json.Unmarshal` into
 /// the Go type refuses ([`go_json::check_decodable`], e.g. a struct given as an array, a

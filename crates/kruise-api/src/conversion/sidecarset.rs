@@ -140,6 +140,7 @@ pub fn to_v1beta1(obj: &a1::SidecarSet) -> b1::SidecarSet {
             updated_ready_pods: st.updated_ready_pods,
             latest_revision: st.latest_revision.clone(),
             collision_count: st.collision_count,
+            uninjected_pods: st.uninjected_pods,
         }),
     }
 }
@@ -254,6 +255,7 @@ pub fn to_v1alpha1(obj: &b1::SidecarSet) -> a1::SidecarSet {
             updated_ready_pods: st.updated_ready_pods,
             latest_revision: st.latest_revision.clone(),
             collision_count: st.collision_count,
+            uninjected_pods: st.uninjected_pods,
         }),
     }
 }
@@ -759,6 +761,7 @@ mod tests {
             proptest::option::of(any::<i32>()),
             arb_str(),
             proptest::option::of(any::<i32>()),
+            proptest::option::of(any::<i32>()),
         )
             .prop_map(
                 |(
@@ -767,6 +770,7 @@ mod tests {
                     updated_ready_pods,
                     latest_revision,
                     collision_count,
+                    uninjected_pods,
                 )| {
                     a1::SidecarSetStatus {
                         observed_generation,
@@ -776,6 +780,7 @@ mod tests {
                         updated_ready_pods,
                         latest_revision,
                         collision_count,
+                        uninjected_pods,
                     }
                 },
             )

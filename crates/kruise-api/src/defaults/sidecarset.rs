@@ -19,11 +19,12 @@
 //! A missing parent object (`updateStrategy`, a sidecar's `upgradeStrategy` or
 //! `shareVolumePolicy`) is created to hold its defaults; OpenKruise's Go structs always exist.
 //!
-//! Not reproduced here: the upstream rounding of container resource quantities to milli-units
-//! (`SetDefaults_ResourceList`), and the hash annotations (`kruise.io/sidecarset-hash`,
-//! `kruise.io/sidecarset-hash-without-image`) that the webhook also writes, which are not
-//! defaults but hashes of Go's JSON encoding. The image-name check behind the
-//! `imagePullPolicy` default follows Docker's reference grammar closely but not exhaustively.
+//! - container resources: quantities finer than milli-units rounded up (`SetDefaults_ResourceList`).
+//!
+//! The webhook also writes the hash annotations (`kruise.io/sidecarset-hash`,
+//! `kruise.io/sidecarset-hash-without-image`), which are not defaults but hashes of Go's JSON
+//! encoding (`kruise_engines::sidecarset::hash`). The `imagePullPolicy` default parses the image
+//! as distribution/reference v0.6 does (`ParseNormalizedNamed`).
 
 use k8s_openapi::api::core::v1::{Container, HTTPGetAction, ObjectFieldSelector, Probe, Volume};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -181,6 +182,7 @@ fn field_selector(selector: &mut Option<ObjectFieldSelector>) {
 
 /// The upstream container defaults OpenKruise applies to a sidecar container.
 fn container_defaults(c: &mut Container) {
+    round_resources(c);
     if is_unset(&c.image_pull_policy) {
         let policy = if image_defaults_to_latest(c.image.as_deref().unwrap_or_default()) {
             "Always"
@@ -238,31 +240,122 @@ fn http_get_defaults(get: &mut HTTPGetAction) {
     set_str(&mut get.scheme, "HTTP");
 }
 
-/// Whether an image reference resolves to the tag `latest` (explicitly, or because it has
-/// neither tag nor digest). A reference that does not parse counts as "not latest", as in
-/// Kubernetes.
+/// Whether Kubernetes' `SetDefaults_Container` picks `Always` for `image`: the reference parses
+/// (`parsers.ParseImageName`, i.e. distribution/reference v0.6 `ParseNormalizedNamed`) and its tag
+/// is `latest`, or it has neither tag nor digest. A reference that does not parse gets
+/// `IfNotPresent`.
 fn image_defaults_to_latest(image: &str) -> bool {
-    let (name, digest) = match image.split_once('@') {
-        Some((name, digest)) => (name, Some(digest)),
-        None => (image, None),
-    };
-    let last_slash = name.rfind('/').map_or(0, |i| i + 1);
-    let (repo, tag) = match name[last_slash..].rfind(':') {
-        Some(i) => (&name[..last_slash + i], Some(&name[last_slash + i + 1..])),
-        None => (name, None),
-    };
-    if !valid_repository(repo)
-        || tag.is_some_and(|t| !valid_tag(t))
-        || digest.is_some_and(|d| !d.contains(':'))
-    {
-        return false;
-    }
-    match tag {
-        Some(t) => t == "latest",
-        None => digest.is_none(),
+    match parse_image_reference(image) {
+        Some((tag, digest)) => tag == Some("latest") || (tag.is_none() && !digest),
+        None => false,
     }
 }
 
+/// distribution/reference `ParseNormalizedNamed`: `Some((tag, has_digest))` when `image` is a
+/// valid reference.
+fn parse_image_reference(image: &str) -> Option<(Option<&str>, bool)> {
+    if image.len() == 64
+        && image
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return None;
+    }
+    // splitDockerDomain: the first component is a domain when it looks like one.
+    let (domain, remainder) = match image.split_once('/') {
+        None => ("docker.io", image),
+        Some((first, rest))
+            if first == "localhost"
+                || first.contains(['.', ':'])
+                || first.to_lowercase() != first =>
+        {
+            (first, rest)
+        }
+        Some(_) => ("docker.io", image),
+    };
+    let remote = remainder.split(':').next().unwrap_or(remainder);
+    if remote.to_lowercase() != remote {
+        return None;
+    }
+    let (rest, digest) = match remainder.split_once('@') {
+        Some((r, d)) => (r, Some(d)),
+        None => (remainder, None),
+    };
+    let (path, tag) = match rest.rsplit_once(':') {
+        Some((p, t)) if !t.contains('/') => (p, Some(t)),
+        _ => (rest, None),
+    };
+    let name_ok = valid_domain_and_port(domain)
+        && path.len() <= 255
+        && !path.is_empty()
+        && path.split('/').all(valid_path_component);
+    if !name_ok || tag.is_some_and(|t| !valid_tag(t)) || digest.is_some_and(|d| !valid_digest(d)) {
+        return None;
+    }
+    Some((tag, digest.is_some()))
+}
+
+/// `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`
+fn valid_path_component(c: &str) -> bool {
+    let b = c.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_lowercase() && !b[0].is_ascii_digit() {
+        return false;
+    }
+    let alnum = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+    let mut i = 0;
+    while i < b.len() {
+        if alnum(b[i]) {
+            i += 1;
+            continue;
+        }
+        let sep_start = i;
+        while i < b.len() && !alnum(b[i]) {
+            i += 1;
+        }
+        let sep = &c[sep_start..i];
+        let ok = matches!(sep, "." | "_" | "__") || sep.bytes().all(|x| x == b'-');
+        if !ok || i == b.len() {
+            return false;
+        }
+    }
+    true
+}
+
+/// `host (':' [0-9]+)?` with host a domain name (`[a-zA-Z0-9]` components, inner `-`, dotted) or
+/// a bracketed IPv6 address.
+fn valid_domain_and_port(d: &str) -> bool {
+    let (host, port) = if let Some(rest) = d.strip_prefix('[') {
+        let Some((ip, after)) = rest.split_once(']') else {
+            return false;
+        };
+        if ip.is_empty() || !ip.bytes().all(|b| b.is_ascii_hexdigit() || b == b':') {
+            return false;
+        }
+        match after {
+            "" => return true,
+            _ => ("x", after.strip_prefix(':')),
+        }
+    } else {
+        match d.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (d, None),
+        }
+    };
+    if let Some(p) = port
+        && (p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return false;
+    }
+    host.split('.').all(|c| {
+        let b = c.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter().all(|x| x.is_ascii_alphanumeric() || *x == b'-')
+    })
+}
+
+/// `[\w][\w.-]{0,127}`
 fn valid_tag(tag: &str) -> bool {
     let mut chars = tag.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric() || c == '_')
@@ -270,35 +363,36 @@ fn valid_tag(tag: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
-/// Repository part (optional registry host, then lowercase path components).
-fn valid_repository(repo: &str) -> bool {
-    let mut parts: Vec<&str> = repo.split('/').collect();
-    if parts.len() > 1 {
-        let first = parts[0];
-        let is_domain = first.contains(['.', ':'])
-            || first == "localhost"
-            || first.chars().any(|c| c.is_ascii_uppercase());
-        if is_domain {
-            if first.is_empty()
-                || !first
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
-            {
-                return false;
+/// A digest the reference grammar accepts and go-digest validates: sha256, sha384 or sha512 with
+/// that many lowercase hex digits.
+fn valid_digest(d: &str) -> bool {
+    let Some((algo, hex)) = d.split_once(':') else {
+        return false;
+    };
+    let len = match algo {
+        "sha256" => 64,
+        "sha384" => 96,
+        "sha512" => 128,
+        _ => return false,
+    };
+    hex.len() == len && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Container resources as Kubernetes' `SetDefaults_ResourceList` leaves them: quantities
+/// finer than milli-units rounded up to milli-units (written as Go then writes them).
+fn round_resources(c: &mut Container) {
+    if let Some(r) = c.resources.as_mut() {
+        for list in [r.limits.as_mut(), r.requests.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            for q in list.values_mut() {
+                if let Some(t) = crate::validation::quantity::go_round_up_milli(&q.0) {
+                    q.0 = t;
+                }
             }
-            parts.remove(0);
         }
     }
-    !parts.is_empty()
-        && parts.iter().all(|p| {
-            let b = p.as_bytes();
-            !p.is_empty()
-                && b[0].is_ascii_alphanumeric()
-                && b[b.len() - 1].is_ascii_alphanumeric()
-                && p.chars().all(|c| {
-                    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
-                })
-        })
 }
 
 /// The upstream volume defaults OpenKruise applies to SidecarSet volumes.
@@ -556,7 +650,22 @@ mod tests {
             ("registry.example.com:443/app:latest", true),
             ("busybox:1.36", false),
             ("busybox@sha256:0123456789abcdef", false),
-            ("busybox:latest@sha256:0123456789abcdef", true),
+            ("busybox:latest@sha256:0123456789abcdef", false),
+            (
+                "busybox:latest@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                true,
+            ),
+            (
+                "busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                false,
+            ),
+            ("busybox:Latest", false),
+            ("library/Busybox:1", false),
+            ("Registry.example.com/app", true),
+            ("a..b", false),
+            ("a__b:1", false),
+            ("a--b", true),
+            ("[::1]:5000/app", true),
             ("Busybox", false),
             ("", false),
             ("bad image", false),

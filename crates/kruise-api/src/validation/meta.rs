@@ -162,6 +162,69 @@ pub fn label_selector_convertible(sel: &LabelSelector) -> bool {
     labels_ok && exprs_ok
 }
 
+/// The error of apimachinery's `metav1.LabelSelectorAsSelector(sel)`, worded as Go words it
+/// (`"Bogus" is not a valid label selector operator`, or `labels.NewRequirement`'s aggregated
+/// field errors such as `key: Invalid value: ...` and `values: Invalid value: ...`); `None` when
+/// the selector converts. Of several invalid `matchLabels` pairs Go reports whichever its map
+/// iteration meets first; here the first by key.
+pub fn label_selector_as_selector_error(sel: &LabelSelector) -> Option<String> {
+    fn requirement(key: &str, op: &str, values: &[String]) -> Option<String> {
+        let mut errs = ErrorList::new();
+        let msgs = is_qualified_name(key);
+        if !msgs.is_empty() {
+            errs.push(FieldError::invalid(Path::new("key"), key, msgs.join("; ")));
+        }
+        let vp = Path::new("values");
+        match op {
+            "in" | "notin" if values.is_empty() => errs.push(FieldError::invalid(
+                vp.clone(),
+                json!(values),
+                "for 'in', 'notin' operators, values set can't be empty",
+            )),
+            "=" if values.len() != 1 => errs.push(FieldError::invalid(
+                vp.clone(),
+                json!(values),
+                "exact-match compatibility requires one single value",
+            )),
+            "exists" | "!" if !values.is_empty() => errs.push(FieldError::invalid(
+                vp.clone(),
+                json!(values),
+                "values set must be empty for exists and does not exist",
+            )),
+            _ => {}
+        }
+        for (i, v) in values.iter().enumerate() {
+            let msgs = is_valid_label_value(v);
+            if !msgs.is_empty() {
+                errs.push(FieldError::invalid(
+                    vp.index(i),
+                    v.as_str(),
+                    msgs.join("; "),
+                ));
+            }
+        }
+        super::field::aggregate(&errs)
+    }
+    for (k, v) in sel.match_labels.iter().flatten() {
+        if let Some(e) = requirement(k, "=", std::slice::from_ref(v)) {
+            return Some(e);
+        }
+    }
+    for e in sel.match_expressions.iter().flatten() {
+        let op = match e.operator.as_str() {
+            "In" => "in",
+            "NotIn" => "notin",
+            "Exists" => "exists",
+            "DoesNotExist" => "!",
+            other => return Some(format!("{other:?} is not a valid label selector operator")),
+        };
+        if let Some(err) = requirement(&e.key, op, e.values.as_deref().unwrap_or_default()) {
+            return Some(err);
+        }
+    }
+    None
+}
+
 /// A name rule for [`validate_object_meta`] (apimachinery's `ValidateNameFunc`): the reasons
 /// `name` is invalid; `prefix` is true for a `generateName`.
 pub type NameFn = fn(name: &str, prefix: bool) -> Vec<String>;
@@ -169,12 +232,41 @@ pub type NameFn = fn(name: &str, prefix: bool) -> Vec<String>;
 const STANDARD_FINALIZERS: &[&str] = &["kubernetes", "orphan", "foregroundDeletion"];
 
 /// `ValidateObjectMeta` of an object being created (core's variant, which also checks
-/// finalizer names): `generateName` and `name` by `name_fn` (a name is required), `namespace`
-/// required and a DNS-1123 label when `requires_namespace` (forbidden otherwise),
-/// `generation >= 0`, labels, annotations, owner references (version, kind, name and uid set;
-/// at most one controller) and finalizers (qualified names, standard or domain-qualified; not
-/// both `orphan` and `foregroundDeletion`). Managed fields are not checked.
+/// finalizer names): [`validate_object_meta_generic`], then every finalizer must be a standard
+/// finalizer name or domain-qualified.
 pub fn validate_object_meta(
+    meta: &ObjectMeta,
+    requires_namespace: bool,
+    name_fn: NameFn,
+    path: &Path,
+) -> ErrorList {
+    let mut errs = validate_object_meta_generic(meta, requires_namespace, name_fn, path);
+    let fin_path = path.child("finalizers");
+    for (i, f) in meta.finalizers.iter().flatten().enumerate() {
+        let p = fin_path.index(i);
+        errs.extend(
+            is_qualified_name(f)
+                .into_iter()
+                .map(|m| FieldError::invalid(p.clone(), f.as_str(), m)),
+        );
+        if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f.as_str()) {
+            errs.push(FieldError::invalid(
+                p,
+                f.as_str(),
+                "name is neither a standard finalizer name nor is it fully qualified",
+            ));
+        }
+    }
+    errs
+}
+
+/// apimachinery's generic `ValidateObjectMeta` (`k8s.io/apimachinery/pkg/api/validation`, what
+/// custom resources' webhooks such as OpenKruise's SidecarSet one call): `generateName` and
+/// `name` by `name_fn` (a name is required), `namespace` required and a DNS-1123 label when
+/// `requires_namespace` (forbidden otherwise), `generation >= 0`, labels, annotations, owner
+/// references (version, kind, name and uid set; at most one controller) and finalizers
+/// (qualified names; not both `orphan` and `foregroundDeletion`). Managed fields are not checked.
+pub fn validate_object_meta_generic(
     meta: &ObjectMeta,
     requires_namespace: bool,
     name_fn: NameFn,
@@ -297,21 +389,6 @@ pub fn validate_object_meta(
             json!(finalizers),
             "finalizer orphan and foregroundDeletion cannot be both set",
         ));
-    }
-    for (i, f) in finalizers.iter().enumerate() {
-        let p = fin_path.index(i);
-        errs.extend(
-            is_qualified_name(f)
-                .into_iter()
-                .map(|m| FieldError::invalid(p.clone(), f.as_str(), m)),
-        );
-        if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f.as_str()) {
-            errs.push(FieldError::invalid(
-                p,
-                f.as_str(),
-                "name is neither a standard finalizer name nor is it fully qualified",
-            ));
-        }
     }
     errs
 }

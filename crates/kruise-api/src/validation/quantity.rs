@@ -5,12 +5,20 @@
 //!
 //! The value is kept exactly, as an integer mantissa times a power of ten, rounded up to
 //! nano precision as Go does on parsing.
+//!
+//! [`GoQuantity`] is the same quantity with Go's in-memory state (int64 or `inf.Dec`
+//! representation, kept input string) and its arithmetic (`Add`, `Neg`, `Cmp`, `MilliValue`,
+//! `SetMilli`, ...), for computations whose printed result must be Go's.
 
 use std::cmp::Ordering;
 use std::fmt;
 
 use num_bigint::{BigInt, Sign};
 use num_traits::{One, Signed, ToPrimitive, Zero};
+
+mod go_quantity;
+
+pub use go_quantity::{GoQuantity, MAX_SCALE};
 
 /// The regular expression a quantity must match (`ErrFormatWrong`).
 pub const QUANTITY_REGEX: &str = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$";
@@ -29,6 +37,11 @@ pub enum QuantityError {
     /// `ErrSuffix`.
     #[error("unable to parse quantity's suffix")]
     Suffix,
+    /// Not one of Go's errors: refused by [`GoQuantity::parse`] because the representation's
+    /// decimal scale is beyond ±[`MAX_SCALE`] (Go would expand it into a number with that many
+    /// digits).
+    #[error("quantity out of the supported range (decimal scale beyond ±10000)")]
+    OutOfRange,
 }
 
 /// How a quantity is written (`resource.Format`).
@@ -51,8 +64,21 @@ pub struct Quantity {
     pub format: Format,
 }
 
+/// What Go's `parseQuantityString` splits a quantity into.
+struct Parts {
+    positive: bool,
+    /// The signed number as written, before the suffix (`-01.50` of `-01.50Gi`); `0` when the
+    /// number is only zeros.
+    value: String,
+    /// Integer digits without leading zeros (`0` when there are none).
+    num: String,
+    /// Fraction digits.
+    denom: String,
+    suffix: String,
+}
+
 /// Go's `parseQuantityString`: sign, integer digits, fraction digits and suffix.
-fn split(s: &str) -> Result<(bool, String, String, String), QuantityError> {
+fn split(s: &str) -> Result<Parts, QuantityError> {
     let b = s.as_bytes();
     let end = b.len();
     let mut pos = 0;
@@ -67,36 +93,44 @@ fn split(s: &str) -> Result<(bool, String, String, String), QuantityError> {
             _ => {}
         }
     }
+    let parts = |value: &str, num: &str, denom: &str, suffix: &str| Parts {
+        positive,
+        value: value.to_owned(),
+        num: num.to_owned(),
+        denom: denom.to_owned(),
+        suffix: suffix.to_owned(),
+    };
     // Leading zeros.
     while pos < end && b[pos] == b'0' {
         pos += 1;
     }
     if pos >= end {
-        return Ok((positive, "0".into(), String::new(), String::new()));
+        return Ok(parts("0", "0", "", ""));
     }
     let num_start = pos;
     while pos < end && b[pos].is_ascii_digit() {
         pos += 1;
     }
-    let mut num = s[num_start..pos].to_owned();
+    let mut num = &s[num_start..pos];
     if pos >= end {
-        return Ok((positive, num, String::new(), String::new()));
+        return Ok(parts(s, num, "", ""));
     }
     if num.is_empty() {
-        num = "0".into();
+        num = "0";
     }
-    let mut denom = String::new();
+    let mut denom = "";
     if b[pos] == b'.' {
         pos += 1;
         let d_start = pos;
         while pos < end && b[pos].is_ascii_digit() {
             pos += 1;
         }
-        denom = s[d_start..pos].to_owned();
+        denom = &s[d_start..pos];
         if pos >= end {
-            return Ok((positive, num, denom, String::new()));
+            return Ok(parts(s, num, denom, ""));
         }
     }
+    let value = &s[..pos];
     let suffix_start = pos;
     while pos < end && b"eEinumkKMGTP".contains(&b[pos]) {
         pos += 1;
@@ -110,7 +144,7 @@ fn split(s: &str) -> Result<(bool, String, String, String), QuantityError> {
     if pos < end {
         return Err(QuantityError::FormatWrong);
     }
-    Ok((positive, num, denom, s[suffix_start..].to_owned()))
+    Ok(parts(value, num, denom, &s[suffix_start..]))
 }
 
 /// `quantitySuffixer.interpret`: base, exponent and format of a suffix.
@@ -178,7 +212,13 @@ impl Quantity {
         if s.is_empty() {
             return Err(QuantityError::FormatWrong);
         }
-        let (positive, num, denom, suffix) = split(s)?;
+        let Parts {
+            positive,
+            num,
+            denom,
+            suffix,
+            ..
+        } = split(s)?;
         let (base, exp, mut format) = interpret(&suffix).ok_or(QuantityError::Suffix)?;
         let digits = format!("{num}{denom}");
         let mut mantissa: BigInt = digits.parse().map_err(|_| QuantityError::Numeric)?;
@@ -407,14 +447,16 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, QuantityError> {
     Quantity::parse(s.trim())
 }
 
-/// Whether Go's `ParseQuantity` keeps `s` as the quantity's cached string (its fast path does so
-/// when the number is already written in canonical form), and the scale of the int64 amount it
-/// holds then. `None` when the string is not kept (or does not parse).
-fn kept_string_scale(s: &str) -> Option<i64> {
+/// Go's `ParseQuantity` fast path: when `s` parses into an int64 amount, its scale and whether
+/// Go keeps `s` as the quantity's cached string (it does when the number is written in
+/// canonical form). `None` when Go takes the arbitrary-precision path (or `s` does not parse).
+fn int64_fast_path(s: &str) -> Option<(i64, bool)> {
     if s == "0" {
-        return Some(0);
+        return Some((0, true));
     }
-    let (_, num, denom, suffix) = split(s).ok()?;
+    let Parts {
+        num, denom, suffix, ..
+    } = split(s).ok()?;
     let (_, exp, format) = interpret(&suffix)?;
     let digits = (num.len() + denom.len()) as i64;
     let (mut scale, precision, multiplier_bits) = match format {
@@ -440,7 +482,20 @@ fn kept_string_scale(s: &str) -> Option<i64> {
         Format::BinarySI => exp % 10 == 0 && value & 0x07 != 0,
         _ => scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0'),
     };
-    kept.then_some(scale)
+    Some((scale, kept))
+}
+
+/// Whether Kubernetes' `SetDefaults_ResourceList` changes the quantity Go decodes from `text`
+/// (`RoundUp(-3)` leaves an int64 amount of milli scale or coarser untouched and replaces
+/// anything finer, or any arbitrary-precision amount); `Some` with the text Go then writes, `None`
+/// when the quantity stays as decoded (or `text` is not a quantity).
+pub fn go_round_up_milli(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    let q = Quantity::parse(trimmed).ok()?;
+    match int64_fast_path(trimmed) {
+        Some((scale, _)) if scale >= -3 => None,
+        _ => Some(q.round_up(-3).canonical()),
+    }
 }
 
 /// The text Go's `encoding/json` writes for a `resource.Quantity` that `UnmarshalJSON` decoded
@@ -454,8 +509,8 @@ fn kept_string_scale(s: &str) -> Option<i64> {
 pub fn go_json_text(text: &str, round_up_milli: bool) -> Option<String> {
     let trimmed = text.trim();
     let q = Quantity::parse(trimmed).ok()?;
-    match kept_string_scale(trimmed) {
-        Some(scale) if !round_up_milli || scale >= -3 => Some(trimmed.to_owned()),
+    match int64_fast_path(trimmed) {
+        Some((scale, true)) if !round_up_milli || scale >= -3 => Some(trimmed.to_owned()),
         _ if round_up_milli => Some(q.round_up(-3).canonical()),
         _ => Some(q.canonical()),
     }
@@ -591,6 +646,10 @@ mod tests {
             );
         }
         assert_eq!(go_json_text("x", false), None);
+        assert_eq!(go_round_up_milli("1000m"), None);
+        assert_eq!(go_round_up_milli("1.000"), None);
+        assert_eq!(go_round_up_milli("100u").as_deref(), Some("1m"));
+        assert_eq!(go_round_up_milli("1.5Gi").as_deref(), Some("1536Mi"));
     }
 
     /// Accepted and refused exactly as Go's `resource.ParseQuantity` (v0.32) answered for each

@@ -21,6 +21,8 @@ use serde_json::Value;
 
 use crate::podutil;
 
+mod go_decode;
+
 /// Label on a SidecarSet's ControllerRevisions naming the SidecarSet.
 pub const SIDECARSET_KIND_NAME: &str = "kruise.io/sidecarset-name";
 /// Env var marking a container as injected by a SidecarSet (value `"true"`).
@@ -89,20 +91,29 @@ pub struct AnnotationError {
     pub message: String,
 }
 
-/// Decodes a hash annotation (`map[name]SidecarSetUpgradeSpec`, or the older
-/// `map[name]hash` format, turned into specs holding only the hash and the name as OpenKruise's
-/// webhook does). An empty or absent annotation is an empty map.
+/// Decodes a hash annotation as OpenKruise's webhook does (`buildSidecars`): Go's
+/// `map[name]SidecarSetUpgradeSpec`, else the older `map[name]hash` format, turned into specs
+/// holding only the hash and the name. An empty or absent annotation is an empty map; `null`
+/// leaves Go's map nil, which is `Ok(None)` (writing into it panics in Go).
+///
+/// Decoding follows Go's `encoding/json` (case-insensitive field names, `null` members, the
+/// `updateTimestamp` as `metav1.Time` reads and writes it); see `go_decode`.
+///
+/// # Errors
+/// Neither format decodes; the message is Go's for the older format.
 pub fn parse_upgrade_specs(
     value: Option<&str>,
     key: &str,
-) -> Result<BTreeMap<String, SidecarSetUpgradeSpec>, AnnotationError> {
+) -> Result<Option<BTreeMap<String, SidecarSetUpgradeSpec>>, AnnotationError> {
     let Some(value) = value.filter(|v| !v.is_empty()) else {
-        return Ok(BTreeMap::new());
+        return Ok(Some(BTreeMap::new()));
     };
-    match serde_json::from_str::<BTreeMap<String, SidecarSetUpgradeSpec>>(value) {
-        Ok(m) => Ok(m),
-        Err(_) => match serde_json::from_str::<BTreeMap<String, String>>(value) {
-            Ok(old) => Ok(old
+    if let Ok(m) = go_decode::upgrade_specs(value) {
+        return Ok(m);
+    }
+    match go_decode::string_map(value) {
+        (old, None) => Ok(Some(
+            old.unwrap_or_default()
                 .into_iter()
                 .map(|(k, v)| {
                     let spec = SidecarSetUpgradeSpec {
@@ -112,13 +123,13 @@ pub fn parse_upgrade_specs(
                     };
                     (k, spec)
                 })
-                .collect()),
-            Err(e) => Err(AnnotationError {
-                key: key.to_string(),
-                value: value.to_string(),
-                message: e.to_string(),
-            }),
-        },
+                .collect(),
+        )),
+        (_, Some(message)) => Err(AnnotationError {
+            key: key.to_string(),
+            value: value.to_string(),
+            message,
+        }),
     }
 }
 
@@ -166,12 +177,25 @@ fn encode_upgrade_spec(s: &SidecarSetUpgradeSpec) -> String {
 }
 
 /// The upgrade spec of SidecarSet `name` recorded in the pod annotation `key` (empty when
-/// absent or unreadable: OpenKruise `GetPodSidecarSetUpgradeSpecInAnnotations`).
+/// absent or unreadable, only the hash in the older format: OpenKruise
+/// `GetPodSidecarSetUpgradeSpecInAnnotations`).
 pub fn pod_upgrade_spec(pod: &Pod, name: &str, key: &str) -> SidecarSetUpgradeSpec {
-    parse_upgrade_specs(annotation(pod, key), key)
-        .ok()
-        .and_then(|mut m| m.remove(name))
-        .unwrap_or_default()
+    let Some(value) = annotation(pod, key).filter(|v| !v.is_empty()) else {
+        return SidecarSetUpgradeSpec::default();
+    };
+    if let Ok(specs) = go_decode::upgrade_specs(value) {
+        return specs.and_then(|mut m| m.remove(name)).unwrap_or_default();
+    }
+    match go_decode::string_map(value) {
+        (Some(mut old), None) => old
+            .remove(name)
+            .map(|hash| SidecarSetUpgradeSpec {
+                hash,
+                ..Default::default()
+            })
+            .unwrap_or_default(),
+        _ => SidecarSetUpgradeSpec::default(),
+    }
 }
 
 /// The SidecarSet hash the pod was injected or last upgraded with (`GetPodSidecarSetRevision`).
@@ -266,11 +290,19 @@ pub fn version_alt_annotation(container: &str) -> String {
 }
 
 /// The pod's map from hot-upgrade sidecar name to its working container
-/// (`GetPodHotUpgradeInfoInAnnotations`; empty when absent or unreadable).
+/// (`GetPodHotUpgradeInfoInAnnotations`): empty when absent or not JSON; after a type error,
+/// what Go's decoder had filled in (mismatched members as `""`).
 pub fn hot_upgrade_info(pod: &Pod) -> BTreeMap<String, String> {
-    annotation(pod, keys::SIDECARSET_WORKING_HOT_UPGRADE_CONTAINER)
-        .and_then(|v| serde_json::from_str(v).ok())
-        .unwrap_or_default()
+    hot_upgrade_info_or_nil(pod).unwrap_or_default()
+}
+
+/// [`hot_upgrade_info`], `None` when the annotation is `null` (Go's map is then nil, and the
+/// webhook panics when it records a hot-upgrade sidecar in it).
+pub fn hot_upgrade_info_or_nil(pod: &Pod) -> Option<BTreeMap<String, String>> {
+    match annotation(pod, keys::SIDECARSET_WORKING_HOT_UPGRADE_CONTAINER) {
+        None => Some(BTreeMap::new()),
+        Some(v) => go_decode::string_map(v).0,
+    }
 }
 
 /// Go's `json.Marshal` of a `map[string]string`.
@@ -337,6 +369,17 @@ pub fn injected_list(pod: &Pod) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// The pod's init or regular container named `name`, init containers first
+/// (`util.GetContainer`).
+pub fn get_container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
+    let spec = pod.spec.as_ref()?;
+    spec.init_containers
+        .iter()
+        .flatten()
+        .chain(&spec.containers)
+        .find(|c| c.name == name)
+}
+
 /// Whether the pod has every container of the SidecarSet (`IsPodConsistentWithSidecarSet`):
 /// a hot-upgrade sidecar needs its working-container entry and both containers of the pair.
 pub fn is_pod_consistent_with_sidecarset(pod: &Pod, s: &SidecarSet) -> bool {
@@ -346,10 +389,10 @@ pub fn is_pod_consistent_with_sidecarset(pod: &Pod, s: &SidecarSet) -> bool {
         if is_hot_upgrade(c) {
             let (a, b) = hot_upgrade_names(n);
             info.contains_key(n)
-                && podutil::get_container(pod, &a).is_some()
-                && podutil::get_container(pod, &b).is_some()
+                && get_container(pod, &a).is_some()
+                && get_container(pod, &b).is_some()
         } else {
-            podutil::get_container(pod, n).is_some()
+            get_container(pod, n).is_some()
         }
     })
 }
@@ -359,7 +402,8 @@ pub fn is_injected_container(c: &Container) -> bool {
     c.env
         .iter()
         .flatten()
-        .any(|e| e.name == SIDECAR_ENV_KEY && e.value.as_deref() == Some("true"))
+        .find(|e| e.name == SIDECAR_ENV_KEY)
+        .is_some_and(|e| e.value.as_deref() == Some("true"))
 }
 
 fn share_enabled(p: Option<&kruise_api::apps::v1beta1::ShareVolumePolicy>) -> bool {
@@ -434,15 +478,10 @@ pub fn injected_volume_devices(sidecar: &SidecarContainer, pod: &Pod) -> Vec<Vol
         .collect()
 }
 
-/// Whether `s` is a Kubernetes qualified name (`validation.IsQualifiedName`).
-fn is_qualified_name(s: &str) -> bool {
-    kruise_api::validation::names::is_qualified_name(s).is_empty()
-}
-
 /// Splits `metadata.labels['key']` into (`metadata.labels`, `key`) (`SplitMaybeSubscriptedPath`).
 fn split_subscripted(path: &str) -> Option<(&str, &str)> {
     let rest = path.strip_suffix("']")?;
-    let open = rest.find("['")?;
+    let open = rest.find("['").filter(|&i| i > 0)?;
     Some((&rest[..open], &rest[open + 2..]))
 }
 
@@ -459,16 +498,20 @@ pub fn container_name_from_field_path(
     let Some((p, key)) = split_subscripted(path) else {
         return Err(format!("unsupported fieldPath: {path}"));
     };
+    let invalid =
+        |errs: Vec<String>| format!("invalid key subscript in {path}: {}", errs.join(";"));
     match p {
         "metadata.annotations" => {
-            if !is_qualified_name(&key.to_lowercase()) {
-                return Err(format!("invalid key subscript in {path}"));
+            let errs = kruise_api::validation::names::is_qualified_name(&key.to_lowercase());
+            if !errs.is_empty() {
+                return Err(invalid(errs));
             }
             Ok(annotation(pod, key).unwrap_or("").to_string())
         }
         "metadata.labels" => {
-            if !is_qualified_name(key) {
-                return Err(format!("invalid key subscript in {path}"));
+            let errs = kruise_api::validation::names::is_qualified_name(key);
+            if !errs.is_empty() {
+                return Err(invalid(errs));
             }
             Ok(pod
                 .metadata
@@ -486,6 +529,12 @@ pub fn container_name_from_field_path(
 /// `transferEnv` entry, the names `envName` and `envNames` (sorted, deduplicated) looked up in
 /// the source container; missing ones are skipped.
 pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
+    let mut in_pod: BTreeMap<String, &EnvVar> = BTreeMap::new();
+    for c in podutil::containers(pod) {
+        for e in c.env.iter().flatten() {
+            in_pod.insert(format!("{}/{}", c.name, e.name), e);
+        }
+    }
     let mut out = Vec::new();
     for t in sidecar.transfer_env.iter().flatten() {
         let mut names = BTreeSet::new();
@@ -506,12 +555,9 @@ pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
                 Err(_) => continue,
             }
         }
-        let Some(src) = podutil::get_container(pod, &source) else {
-            continue;
-        };
         for n in &names {
-            if let Some(e) = src.env.iter().flatten().find(|e| &e.name == n) {
-                out.push(e.clone());
+            if let Some(e) = in_pod.get(&format!("{source}/{n}")) {
+                out.push((*e).clone());
             }
         }
     }
@@ -618,18 +664,15 @@ fn is_lower_alnum(c: u8) -> bool {
 }
 
 fn is_domain(s: &str) -> bool {
-    // host (labels of [a-zA-Z0-9-]) or [ipv6], optional :port
+    // host (labels of [a-zA-Z0-9-]), optional :port
     let (host, port) = match s.rfind(':') {
-        Some(i) if !s.starts_with('[') || s[..i].ends_with(']') => (&s[..i], Some(&s[i + 1..])),
-        _ => (s, None),
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
     };
     if let Some(p) = port
         && (p.is_empty() || !p.bytes().all(|c| c.is_ascii_digit()))
     {
         return false;
-    }
-    if host.starts_with('[') {
-        return host.ends_with(']') && host.len() > 2;
     }
     !host.is_empty()
         && host.split('.').all(|l| {
@@ -654,14 +697,16 @@ fn is_digest(s: &str) -> bool {
     let Some((alg, hex)) = s.split_once(':') else {
         return false;
     };
-    let alg_ok = !alg.is_empty()
-        && alg.split(['+', '.', '_', '-']).all(|p| {
-            !p.is_empty()
-                && p.bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
-        && alg.as_bytes()[0].is_ascii_lowercase();
-    alg_ok && hex.len() >= 32 && hex.bytes().all(|c| c.is_ascii_hexdigit())
+    let len = match alg {
+        "sha256" => 64,
+        "sha384" => 96,
+        "sha512" => 128,
+        _ => return false,
+    };
+    hex.len() == len
+        && hex
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
 }
 
 /// docker/distribution `reference.Parse`: `None` for a string that is not a reference
@@ -932,25 +977,28 @@ pub fn update_pod_sidecarset_hash(pod: &mut Pod, s: &SidecarSet, now: jiff::Time
         Ok(m) => m,
         Err(_) => {
             let mut m = BTreeMap::new();
+            let mut older = BTreeMap::new();
             if let Ok(old) = serde_json::from_str::<BTreeMap<String, String>>(&current) {
-                for (k, v) in old {
+                for (k, v) in &old {
                     m.insert(
-                        k,
+                        k.clone(),
                         SidecarSetUpgradeSpec {
                             update_timestamp: Some(ts.clone()),
-                            hash: v,
+                            hash: v.clone(),
                             sidecar_set_name: name(s).to_string(),
                             ..Default::default()
                         },
                     );
                 }
+                older = old;
             }
             let without = anns
                 .get(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
                 .cloned()
                 .unwrap_or_default();
             if let Ok(old) = serde_json::from_str::<BTreeMap<String, String>>(&without) {
-                let converted: BTreeMap<String, SidecarSetUpgradeSpec> = old
+                older.extend(old);
+                let converted: BTreeMap<String, SidecarSetUpgradeSpec> = older
                     .into_iter()
                     .map(|(k, v)| {
                         (
@@ -1048,15 +1096,303 @@ pub fn patch_pod_metadata(
     Ok(*anns == before)
 }
 
-/// evanphx/json-patch `MergePatch` of two JSON documents, written as Go writes the result
-/// (keys sorted, compact).
+/// evanphx/json-patch v5.6.0 `MergePatch` of two JSON documents, written as Go writes the
+/// result: objects the merge reads are written with sorted keys, every other value as it was
+/// written, compacted.
 fn merge_patch_json(origin: &str, patch: &str) -> Result<String, PatchMetadataError> {
-    let mut doc: Value = serde_json::from_str(origin)
-        .map_err(|_| PatchMetadataError("Invalid JSON Document".to_string()))?;
-    let p: Value = serde_json::from_str(patch)
-        .map_err(|_| PatchMetadataError("Invalid JSON Patch".to_string()))?;
-    json_patch::merge(&mut doc, &p);
-    Ok(crate::revision::go_json::to_string(&doc))
+    let bad_doc = || PatchMetadataError("Invalid JSON Document".to_string());
+    let bad_patch = || PatchMetadataError("Invalid JSON Patch".to_string());
+    if serde_json::from_str::<serde::de::IgnoredAny>(origin).is_err() {
+        return Err(bad_doc());
+    }
+    if serde_json::from_str::<serde::de::IgnoredAny>(patch).is_err() {
+        return Err(bad_patch());
+    }
+    if origin.trim() == "null" {
+        return Err(bad_doc());
+    }
+    if patch.trim() == "null" {
+        return Err(bad_patch());
+    }
+    let mut out = String::new();
+    match (split_object(origin), split_object(patch)) {
+        (Some(mut doc), Some(p)) => {
+            merge_docs(&mut doc, p);
+            Lazy::Doc(doc).write(&mut out);
+        }
+        (None, Some(p)) => {
+            let mut p = Lazy::Doc(p);
+            p.prune_nulls();
+            p.write(&mut out);
+        }
+        (_, None) => {
+            let mut p = Lazy::Ary(split_array(patch).ok_or_else(bad_patch)?);
+            p.prune_nulls();
+            p.write(&mut out);
+        }
+    }
+    Ok(out)
+}
+
+type LazyDoc = BTreeMap<String, Option<Lazy>>;
+
+/// A JSON value as evanphx/json-patch's `lazyNode` holds it: its text until it is read as an
+/// object or an array (`null` members are `None`).
+enum Lazy {
+    Raw(String),
+    Doc(LazyDoc),
+    Ary(Vec<Option<Lazy>>),
+}
+
+impl Lazy {
+    fn doc_mut(&mut self) -> Option<&mut LazyDoc> {
+        if let Lazy::Raw(text) = self
+            && let Some(doc) = split_object(text)
+        {
+            *self = Lazy::Doc(doc);
+        }
+        match self {
+            Lazy::Doc(doc) => Some(doc),
+            _ => None,
+        }
+    }
+
+    fn ary_mut(&mut self) -> Option<&mut Vec<Option<Lazy>>> {
+        if let Lazy::Raw(text) = self
+            && let Some(ary) = split_array(text)
+        {
+            *self = Lazy::Ary(ary);
+        }
+        match self {
+            Lazy::Ary(ary) => Some(ary),
+            _ => None,
+        }
+    }
+
+    fn prune_nulls(&mut self) {
+        if let Some(doc) = self.doc_mut() {
+            doc.retain(|_, v| v.is_some());
+            doc.values_mut().flatten().for_each(Lazy::prune_nulls);
+        } else if let Some(ary) = self.ary_mut() {
+            ary.iter_mut().flatten().for_each(Lazy::prune_nulls);
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        let write = |v: &Option<Lazy>, out: &mut String| match v {
+            Some(v) => v.write(out),
+            None => out.push_str("null"),
+        };
+        match self {
+            Lazy::Raw(text) => compact_go(text, out),
+            Lazy::Doc(doc) => {
+                out.push('{');
+                for (i, (k, v)) in doc.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&crate::revision::go_json::quote(k));
+                    out.push(':');
+                    write(v, out);
+                }
+                out.push('}');
+            }
+            Lazy::Ary(ary) => {
+                out.push('[');
+                for (i, v) in ary.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(v, out);
+                }
+                out.push(']');
+            }
+        }
+    }
+}
+
+fn merge_docs(doc: &mut LazyDoc, patch: LazyDoc) {
+    for (k, v) in patch {
+        let Some(mut v) = v else {
+            doc.remove(&k);
+            continue;
+        };
+        let merged = match doc.remove(&k).flatten() {
+            Some(cur) => merge_lazy(cur, v),
+            None => {
+                v.prune_nulls();
+                v
+            }
+        };
+        doc.insert(k, Some(merged));
+    }
+}
+
+fn merge_lazy(mut cur: Lazy, mut patch: Lazy) -> Lazy {
+    let Some(doc) = cur.doc_mut() else {
+        patch.prune_nulls();
+        return patch;
+    };
+    match patch.doc_mut() {
+        Some(p) => {
+            merge_docs(doc, std::mem::take(p));
+            cur
+        }
+        None => patch,
+    }
+}
+
+/// Go's `json.Compact` with HTML escaping of a valid JSON text.
+fn compact_go(text: &str, out: &mut String) {
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if !in_string {
+            match c {
+                ' ' | '\t' | '\n' | '\r' => {}
+                '"' => {
+                    in_string = true;
+                    out.push(c);
+                }
+                _ => out.push(c),
+            }
+            continue;
+        }
+        if escaped {
+            escaped = false;
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\\' => {
+                escaped = true;
+                out.push(c);
+            }
+            '"' => {
+                in_string = false;
+                out.push(c);
+            }
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            _ => out.push(c),
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    i += 1;
+    loop {
+        match b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+fn value_end(b: &[u8], mut i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => string_end(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            loop {
+                match b.get(i)? {
+                    b'"' => {
+                        i = string_end(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            while !matches!(
+                b.get(i),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            ) {
+                i += 1;
+            }
+            Some(i)
+        }
+    }
+}
+
+/// The members of a valid JSON text that is an object (later duplicates win), `None` for any
+/// other value.
+fn split_object(text: &str) -> Option<LazyDoc> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut doc = LazyDoc::new();
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(doc);
+    }
+    loop {
+        let key_end = string_end(b, i)?;
+        let key: String = serde_json::from_str(&text[i..key_end]).ok()?;
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let end = value_end(b, i)?;
+        let raw = &text[i..end];
+        doc.insert(key, (raw != "null").then(|| Lazy::Raw(raw.to_string())));
+        i = skip_ws(b, end);
+        match b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            b'}' => return Some(doc),
+            _ => return None,
+        }
+    }
+}
+
+/// The elements of a valid JSON text that is an array, `None` for any other value.
+fn split_array(text: &str) -> Option<Vec<Option<Lazy>>> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    let mut ary = Vec::new();
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return Some(ary);
+    }
+    loop {
+        let end = value_end(b, i)?;
+        let raw = &text[i..end];
+        ary.push((raw != "null").then(|| Lazy::Raw(raw.to_string())));
+        i = skip_ws(b, end);
+        match b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            b']' => return Some(ary),
+            _ => return None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -190,6 +190,7 @@ pub fn status_changed(stored: Option<&SidecarSetStatus>, new: &SidecarSetStatus)
         || new.latest_revision.as_deref().unwrap_or("")
             != old.latest_revision.as_deref().unwrap_or("")
         || new.collision_count != old.collision_count
+        || new.uninjected_pods != old.uninjected_pods
 }
 
 /// OpenKruise `updatePodSidecarContainer` (with `commonControl.UpgradeSidecarContainer`): the
@@ -205,15 +206,15 @@ pub fn upgrade_pod(s: &SidecarSet, pod: &mut Pod, now: jiff::Timestamp) -> Vec<S
         let new_image = sidecar.container.image.clone().unwrap_or_default();
         let (target, old_image) = if is_hot_upgrade(sidecar) {
             let (to, other) = find_container_to_hot_upgrade(s, sidecar, pod);
-            let old = image_of(pod, &other);
+            let old = any_image_of(pod, &other);
             (to, old)
         } else {
-            (name.clone(), image_of(pod, name))
+            (name.clone(), any_image_of(pod, name))
         };
         if new_image == old_image {
             continue;
         }
-        let Some(c) = container_mut(pod, &target) else {
+        let Some(c) = any_container_mut(pod, &target) else {
             continue;
         };
         c.image = Some(new_image);
@@ -251,6 +252,21 @@ fn image_of(pod: &Pod, name: &str) -> String {
         .unwrap_or_default()
 }
 
+fn any_image_of(pod: &Pod, name: &str) -> String {
+    control::get_container(pod, name)
+        .and_then(|c| c.image.clone())
+        .unwrap_or_default()
+}
+
+fn any_container_mut<'a>(pod: &'a mut Pod, name: &str) -> Option<&'a mut Container> {
+    let spec = pod.spec.as_mut()?;
+    spec.init_containers
+        .iter_mut()
+        .flatten()
+        .chain(spec.containers.iter_mut())
+        .find(|c| c.name == name)
+}
+
 fn container_mut<'a>(pod: &'a mut Pod, name: &str) -> Option<&'a mut Container> {
     pod.spec
         .as_mut()?
@@ -272,22 +288,23 @@ pub fn find_container_to_hot_upgrade(
     let img1 = image_of(pod, &n1);
     let img2 = image_of(pod, &n2);
     // Go compares against zero-value containers when a name is missing: "" == "" counts.
+    let (c1, c2) = (name_or_empty(pod, &n1), name_or_empty(pod, &n2));
     if img1 == empty {
-        return (name_or_empty(pod, &n1), name_or_empty(pod, &n2));
+        return (c1, c2);
     }
     if img2 == empty {
-        return (name_or_empty(pod, &n2), name_or_empty(pod, &n1));
+        return (c2, c1);
     }
     let ready = |n: &str| {
         podutil::get_container_status(pod, n).is_some_and(|c| c.ready)
             && is_pod_state_consistent(s, pod, &BTreeSet::from([n.to_string()]))
     };
-    let (r1, r2) = (ready(&n1), ready(&n2));
+    let (r1, r2) = (ready(&c1), ready(&c2));
     if r1 && !r2 {
-        return (n2, n1);
+        return (c2, c1);
     }
     if !r1 && r2 {
-        return (n1, n2);
+        return (c1, c2);
     }
     let (work, other) = pod_hot_upgrade_containers(&sidecar.container.name, pod);
     (other, work)
@@ -381,8 +398,9 @@ pub fn flip_hot_upgrade(s: &SidecarSet, pod: &mut Pod, now: jiff::Timestamp) -> 
 
 /// The `SidecarSetUpgradable` pod condition after SidecarSet `name` says `upgradable`
 /// (OpenKruise `updatePodSidecarSetUpgradableCondition`): the condition's message is a JSON
-/// map of SidecarSet name → upgradable; status `True` (`AllSidecarsetUpgradable`) when all are,
-/// else `False` (`UpdateImmutableField`). `None` when nothing changes.
+/// map of SidecarSet name → upgradable; status `True` (`AllSidecarsetUpgradable`) when none is
+/// `false`, else `False` (`UpdateImmutableField`). `None` when nothing changes, or when the
+/// message is not a JSON object (Go returns an error and patches nothing).
 pub fn upgradable_condition(
     pod: &Pod,
     name: &str,
@@ -395,14 +413,12 @@ pub fn upgradable_condition(
         type_: control::SIDECARSET_UPGRADABLE.to_string(),
         ..Default::default()
     });
-    let mut kv: BTreeMap<String, bool> = cond
-        .message
-        .as_deref()
-        .filter(|m| !m.is_empty())
-        .and_then(|m| serde_json::from_str(m).ok())
-        .unwrap_or_default();
-    kv.insert(name.to_string(), upgradable);
-    let all = kv.values().all(|v| *v);
+    let mut kv = match cond.message.as_deref().filter(|m| !m.is_empty()) {
+        None => serde_json::Map::new(),
+        Some(m) => serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(m).ok()?,
+    };
+    kv.insert(name.to_string(), serde_json::Value::Bool(upgradable));
+    let all = !kv.values().any(|v| *v == serde_json::Value::Bool(false));
     cond.status = if all { "True" } else { "False" }.to_string();
     cond.reason = Some(
         if all {
@@ -413,7 +429,7 @@ pub fn upgradable_condition(
         .to_string(),
     );
     cond.message = Some(crate::revision::go_json::to_string(
-        &serde_json::to_value(&kv).unwrap_or_default(),
+        &serde_json::Value::Object(kv),
     ));
     // podutil.UpdatePodCondition: the transition time moves only with the status; nothing
     // changes when status, reason, message and probe time are equal.

@@ -154,6 +154,10 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("", &["pods/status"], &["get", "patch", "update"]),
                 rule("", &["namespaces"], READ),
                 rule("apps", &["controllerrevisions"], READ_WRITE),
+                // Replacing pods created without their sidecars (opt-in, `repair`).
+                rule("", &["pods/eviction"], &["create"]),
+                rule("apps", &["replicasets", "deployments"], &["get"]),
+                rule("apps.kruise.io", &["clonesets"], &["get"]),
             ]
         },
     },

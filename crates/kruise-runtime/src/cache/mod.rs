@@ -428,6 +428,21 @@ impl SharedCache {
         self.get_or_start(false, None, |client, _| Api::all(client))
     }
 
+    /// [`informer`](Self::informer) for a namespaced kind read only now and then (e.g.
+    /// ConfigMaps, read by an admission webhook when an object asks for it), started on the first
+    /// read like [`lazy_cluster_informer`](Self::lazy_cluster_informer): it does not hold
+    /// `/readyz` back, so a reader must use [`read_synced`]. If the kind's informer already
+    /// exists it is returned.
+    pub fn lazy_informer<K>(&self) -> Informer<K>
+    where
+        K: Cached + Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        self.get_or_start(false, None, |client, ns| match ns {
+            Some(ns) => Api::namespaced(client, ns),
+            None => Api::all(client),
+        })
+    }
+
     /// How many informers have been started.
     pub fn len(&self) -> usize {
         lock(&self.inner.informers).len()

@@ -351,3 +351,17 @@ async fn informer_in_another_namespace_is_its_own_when_the_cache_is_restricted()
     assert_eq!(all.in_namespace("kruise-system").len(), 1);
     ctx.shutdown.cancel();
 }
+
+#[tokio::test]
+async fn a_lazy_namespaced_informer_does_not_hold_readiness_back() {
+    let api = ScriptedApi::new();
+    api.list("/api/v1/configmaps", ListReply::Never);
+    let ctx = context(&api, Duration::from_secs(5));
+    ctx.readiness.set_ready(true);
+    let config_maps = ctx
+        .cache
+        .lazy_informer::<k8s_openapi::api::core::v1::ConfigMap>();
+    assert!(ctx.readiness.is_ready(), "{:?}", ctx.readiness.failing());
+    assert!(!crate::cache::read_synced(&config_maps, Duration::from_millis(200)).await);
+    ctx.shutdown.cancel();
+}

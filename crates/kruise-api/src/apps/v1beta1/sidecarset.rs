@@ -453,6 +453,12 @@ pub struct SidecarSetStatus {
     /// Counter used to derive a different ControllerRevision name after a hash collision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
+
+    /// kruise-rs extension (absent from OpenKruise's CRD, which prunes it): pods the SidecarSet
+    /// selects that run without its sidecars — created while the pod webhook did not answer
+    /// (failure policy `Ignore`) or before the SidecarSet existed. Absent when 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uninjected_pods: Option<i32>,
 }
 
 #[cfg(test)]

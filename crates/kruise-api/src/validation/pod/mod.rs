@@ -24,7 +24,7 @@ mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Pod, PodSpec, PodTemplateSpec};
 use serde_json::json;
 
 use super::field::{ErrorList, FieldError, Path};
@@ -136,6 +136,98 @@ pub fn validate_pod_template_spec(
             "ephemeral containers not allowed in pod template",
         ));
     }
+    errs
+}
+
+/// `ValidatePodCreate` of a pod (OpenKruise's SidecarSet webhook validates its containers and
+/// volumes this way, in a fake pod): object metadata (name a DNS-1123 subdomain, namespace
+/// required), the pod-specific annotations, the pod spec, projected service account tokens only
+/// with a service account, no leading or trailing whitespace in container and init container
+/// images, no ephemeral containers, no `nodeName` while scheduling gates remain, agreement of
+/// deprecated seccomp/AppArmor annotations with the fields. Pod IPs in the status are not
+/// looked at, nor are generic ephemeral volume claim names (`<pod>-<volume>`).
+pub fn validate_pod_create(pod: &Pod, opts: &PodValidationOptions) -> ErrorList {
+    let empty_spec = PodSpec::default();
+    let spec = pod.spec.as_ref().unwrap_or(&empty_spec);
+    let meta_path = Path::new("metadata");
+    let spec_path = Path::new("spec");
+    let mut errs = super::meta::validate_object_meta(
+        &pod.metadata,
+        true,
+        super::meta::dns_subdomain_name,
+        &meta_path,
+    );
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+    errs.extend(security::validate_pod_specific_annotations(
+        &annotations,
+        spec,
+        &meta_path.child("annotations"),
+        opts,
+    ));
+    errs.extend(validate_pod_spec(spec, &spec_path, opts));
+    if opt(&spec.service_account_name).is_empty() {
+        for (vi, v) in spec.volumes.iter().flatten().enumerate() {
+            let Some(projected) = v.projected.as_ref() else {
+                continue;
+            };
+            for (si, source) in projected.sources.iter().flatten().enumerate() {
+                if source.service_account_token.is_some() {
+                    errs.push(FieldError::forbidden(
+                        spec_path
+                            .child("volumes")
+                            .index(vi)
+                            .child("projected")
+                            .child("sources")
+                            .index(si)
+                            .child("serviceAccountToken"),
+                        "must not be specified when serviceAccountName is not set",
+                    ));
+                }
+            }
+        }
+    }
+    let init = spec.init_containers.as_deref().unwrap_or_default();
+    for (list, name) in [
+        (spec.containers.as_slice(), "containers"),
+        (init, "initContainers"),
+    ] {
+        for (i, c) in list.iter().enumerate() {
+            let image = opt(&c.image);
+            if image.len() != image.trim().len() {
+                errs.push(FieldError::invalid(
+                    spec_path.child(name).index(i).child("image"),
+                    image,
+                    "must not have leading or trailing whitespace",
+                ));
+            }
+        }
+    }
+    if spec
+        .ephemeral_containers
+        .as_ref()
+        .is_some_and(|e| !e.is_empty())
+    {
+        errs.push(FieldError::forbidden(
+            spec_path.child("ephemeralContainers"),
+            "cannot be set on create",
+        ));
+    }
+    if !opt(&spec.node_name).is_empty()
+        && spec
+            .scheduling_gates
+            .as_ref()
+            .is_some_and(|g| !g.is_empty())
+    {
+        errs.push(FieldError::forbidden(
+            spec_path.child("nodeName"),
+            "cannot be set until all schedulingGates have been cleared",
+        ));
+    }
+    errs.extend(security::validate_annotations_match_fields(
+        &annotations,
+        spec,
+        &spec_path,
+    ));
     errs
 }
 

@@ -20,6 +20,7 @@
 //! namespace alone (`namespaceSelector` pinning `kubernetes.io/metadata.name`): the others are
 //! cluster-wide and belong to a cluster-wide manager.
 
+pub mod repair;
 mod sync;
 
 use std::sync::Arc;
@@ -79,6 +80,8 @@ pub struct State {
     pub updates: UpdateExpectations,
     /// Minimum resourceVersions the cache must show for pods this controller wrote.
     pub resource_versions: ResourceVersionExpectations,
+    /// Reports and replaces pods running without their sidecars ([`repair`]).
+    pub repair: repair::Repair,
 }
 
 /// Whether a manager restricted to `only` manages SidecarSet `s` (see the module docs).
@@ -114,6 +117,7 @@ pub fn setup(
         only_namespace: ctx.config.namespace.clone(),
         updates: UpdateExpectations::new(),
         resource_versions: ResourceVersionExpectations::new(),
+        repair: repair::Repair::new(&ctx),
     };
     let caches = vec![
         sidecarsets.synced(),
@@ -127,6 +131,23 @@ pub fn setup(
     // `kruise.io/sidecarset-injected-list` that exist and whose containers it holds.
     let pods = state.pods.subscribe().for_each(move |event| {
         let pod = event.object();
+        // A pod a SidecarSet selects but did not inject (reported by the repair).
+        if let CacheEvent::Apply(p) = &event {
+            let injected = control::injected_list(p);
+            for s in pods_state.sidecarsets.store().state() {
+                let name = control::name(&s);
+                if !injected.contains(name)
+                    && s.spec.selector.as_ref().is_some_and(|sel| {
+                        kruise_engines::updatesort::selector_matches(
+                            sel,
+                            p.metadata.labels.as_ref(),
+                        ) == Some(true)
+                    })
+                {
+                    let _ = triggers.unbounded_send(ObjectRef::new(name));
+                }
+            }
+        }
         for name in control::injected_list(pod) {
             let Some(s) = pods_state
                 .sidecarsets

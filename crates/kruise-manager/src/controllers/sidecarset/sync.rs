@@ -78,9 +78,17 @@ pub async fn sync(s: &SidecarSet, ctx: &Context, state: &State) -> Result<Action
     let refs: Vec<&Pod> = pods.iter().map(|p| p.as_ref()).collect();
 
     let (latest, collision) = register_latest_revision(s, ctx, state, &refs).await?;
+    let (uninjected, replacing) = super::repair::run(s, ctx, state, &state.repair).await?;
     let mut status = upgrade::calculate_status(s, &refs);
     status.latest_revision = latest.metadata.name.clone();
     status.collision_count = Some(collision);
+    status.uninjected_pods = (uninjected > 0).then_some(uninjected as i32);
+    // Uninjected pods being replaced: look again once their workloads have moved on.
+    let after = if replacing {
+        Action::requeue(Duration::from_secs(5))
+    } else {
+        Action::await_change()
+    };
     update_status(s, ctx, &status).await?;
     let mut s = s.clone();
     s.status = Some(status.clone());
@@ -105,7 +113,7 @@ pub async fn sync(s: &SidecarSet, ctx: &Context, state: &State) -> Result<Action
     }
     let strategy = s.spec.update_strategy.clone().unwrap_or_default();
     if strategy.type_.as_deref() == Some("NotUpdate") || strategy.paused == Some(true) {
-        return Ok(Action::await_change());
+        return Ok(after);
     }
     if upgrade::has_hot_upgrade(&s) {
         let flips: Vec<&Pod> = refs
@@ -117,14 +125,14 @@ pub async fn sync(s: &SidecarSet, ctx: &Context, state: &State) -> Result<Action
             for pod in flips {
                 flip_pod(&s, ctx, state, pod).await?;
             }
-            return Ok(Action::await_change());
+            return Ok(after);
         }
     }
     if status.updated_pods >= status.matched_pods {
-        return Ok(Action::await_change());
+        return Ok(after);
     }
     update_pods(&s, ctx, state, &refs).await?;
-    Ok(Action::await_change())
+    Ok(after)
 }
 
 /// OpenKruise `registerLatestRevision`: the revision of the current spec found (an older equal

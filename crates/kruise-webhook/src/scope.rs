@@ -1,0 +1,198 @@
+//! Which pods the pod webhook (`mpod.kb.io`, `/mutate-pod`) needs to see, as a CEL
+//! `matchConditions` expression the API server evaluates before calling it.
+//!
+//! OpenKruise sends every pod of every namespace without a `control-plane` label to its pod
+//! webhook with `failurePolicy: Fail`, so a manager that is down stops pod creation
+//! cluster-wide. kruise-rs narrows the call to the pods some feature it serves can act on:
+//!
+//! - pods whose controller is a Kruise workload (`apps.kruise.io/*`): the `KruisePodReady`
+//!   readiness gate;
+//! - pods asking for container launch priority (the `apps.kruise.io/container-launch-priority`
+//!   annotation or a `KRUISE_CONTAINER_PRIORITY` env var);
+//! - pods a SidecarSet can select: its `selector` over the pod's labels and, when its
+//!   `namespaceSelector` pins namespaces by `kubernetes.io/metadata.name`, the request's
+//!   namespace (other namespace selectors cannot be evaluated on the request and are left to
+//!   the handler, so the condition errs on the side of calling).
+//!
+//! Everything else never depends on the manager. With gate `KruisePodReadinessGate` on (every
+//! pod gets the gate) the webhook must see every pod: no condition.
+
+use std::fmt::Write as _;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use kruise_api::apps::v1beta1::SidecarSet;
+use kruise_api::keys;
+
+/// Name of the match condition on `mpod.kb.io`.
+pub const MATCH_CONDITION_NAME: &str = "kruise-rs-pod-needs-kruise";
+
+/// A CEL string literal (single-quoted, `\` and `'` escaped, control characters as `\xNN`).
+pub fn cel_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+const LABELS: &str = "object.metadata.labels";
+
+fn has_label(key: &str) -> String {
+    format!("(has({LABELS}) && {} in {LABELS})", cel_string(key))
+}
+
+fn label_is(key: &str, value: &str) -> String {
+    format!(
+        "({} && {LABELS}[{}] == {})",
+        has_label(key),
+        cel_string(key),
+        cel_string(value)
+    )
+}
+
+fn list(values: &[String]) -> String {
+    let items: Vec<String> = values.iter().map(|v| cel_string(v)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn requirement(r: &LabelSelectorRequirement) -> Option<String> {
+    let values = r.values.clone().unwrap_or_default();
+    let key = cel_string(&r.key);
+    Some(match r.operator.as_str() {
+        "In" => format!(
+            "({} && {LABELS}[{key}] in {})",
+            has_label(&r.key),
+            list(&values)
+        ),
+        "NotIn" => format!(
+            "(!{} || !({LABELS}[{key}] in {}))",
+            has_label(&r.key),
+            list(&values)
+        ),
+        "Exists" => has_label(&r.key),
+        "DoesNotExist" => format!("!{}", has_label(&r.key)),
+        _ => return None,
+    })
+}
+
+/// CEL over `object` (a pod) that is true when `selector` selects it, as
+/// `LabelSelectorAsSelector` matching does; `None` for an operator CEL cannot express (the
+/// caller then calls for every pod).
+pub fn selector_expression(selector: &LabelSelector) -> Option<String> {
+    let mut terms: Vec<String> = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| label_is(k, v))
+        .collect();
+    for r in selector.match_expressions.iter().flatten() {
+        terms.push(requirement(r)?);
+    }
+    if terms.is_empty() {
+        return Some("true".to_string());
+    }
+    Some(terms.join(" && "))
+}
+
+/// The namespaces a SidecarSet's `namespaceSelector` pins by `kubernetes.io/metadata.name`
+/// (`matchLabels`, or an `In` expression), if it does.
+fn pinned_namespaces(s: &SidecarSet) -> Option<Vec<String>> {
+    let sel = s.spec.namespace_selector.as_ref()?;
+    if let Some(v) = sel
+        .match_labels
+        .as_ref()
+        .and_then(|m| m.get("kubernetes.io/metadata.name"))
+    {
+        return Some(vec![v.clone()]);
+    }
+    sel.match_expressions
+        .iter()
+        .flatten()
+        .find(|e| e.key == "kubernetes.io/metadata.name" && e.operator == "In")
+        .map(|e| e.values.clone().unwrap_or_default())
+}
+
+/// CEL true for the pods SidecarSet `s` can inject into; `None` when the pod webhook must see
+/// every pod for it (a selector CEL cannot express). A SidecarSet whose injection is paused or
+/// whose selector is empty selects nothing.
+pub fn sidecarset_expression(s: &SidecarSet) -> Option<Option<String>> {
+    let paused = s
+        .spec
+        .injection_strategy
+        .as_ref()
+        .and_then(|i| i.paused)
+        .unwrap_or(false);
+    let Some(selector) = s.spec.selector.as_ref() else {
+        return Some(None);
+    };
+    let empty = selector.match_labels.as_ref().is_none_or(|m| m.is_empty())
+        && selector
+            .match_expressions
+            .as_ref()
+            .is_none_or(|e| e.is_empty());
+    if paused || empty {
+        return Some(None);
+    }
+    let labels = selector_expression(selector)?;
+    Some(Some(match pinned_namespaces(s) {
+        Some(nss) => format!("(request.namespace in {} && {labels})", list(&nss)),
+        None => format!("({labels})"),
+    }))
+}
+
+/// The `matchConditions` expression of `mpod.kb.io`: true for the pods the pod webhook can act
+/// on (see the module docs). `None` means every pod (no condition): gate
+/// `KruisePodReadinessGate` on, or a SidecarSet selector CEL cannot express.
+pub fn pod_webhook_condition(sidecarsets: &[SidecarSet], every_pod: bool) -> Option<String> {
+    if every_pod {
+        return None;
+    }
+    let mut terms = vec![
+        "(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, \
+         has(r.controller) && r.controller && r.apiVersion.startsWith('apps.kruise.io/')))"
+            .to_string(),
+        format!(
+            "(has(object.metadata.annotations) && {k} in object.metadata.annotations)",
+            k = cel_string(keys::CONTAINER_LAUNCH_PRIORITY)
+        ),
+        format!(
+            "object.spec.containers.exists(c, has(c.env) && c.env.exists(e, e.name == {}))",
+            cel_string(keys::CONTAINER_LAUNCH_PRIORITY_ENV)
+        ),
+    ];
+    let mut sorted: Vec<&SidecarSet> = sidecarsets.iter().collect();
+    sorted.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    for s in sorted {
+        match sidecarset_expression(s) {
+            None => return None,
+            Some(None) => {}
+            Some(Some(e)) => terms.push(e),
+        }
+    }
+    Some(terms.join(" || "))
+}
+
+/// CEL true for a SidecarSet (either version) that can only select pods of namespace `ns`:
+/// v1beta1 `spec.namespaceSelector.matchLabels["kubernetes.io/metadata.name"]`, or v1alpha1
+/// `spec.namespace`. Used to give each test's manager the SidecarSets of its namespace only.
+pub fn sidecarset_pinned_to(ns: &str) -> String {
+    let ns = cel_string(ns);
+    format!(
+        "(has(object.spec.namespace) && object.spec.namespace == {ns}) || \
+         (has(object.spec.namespaceSelector) && has(object.spec.namespaceSelector.matchLabels) && \
+         'kubernetes.io/metadata.name' in object.spec.namespaceSelector.matchLabels && \
+         object.spec.namespaceSelector.matchLabels['kubernetes.io/metadata.name'] == {ns})"
+    )
+}
+
+#[cfg(test)]
+mod tests;

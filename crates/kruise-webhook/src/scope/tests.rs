@@ -1,0 +1,136 @@
+use super::*;
+use cel::{Context, Program, Value as CelValue};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// Evaluates `expr` as the API server would for a pod CREATE in `namespace`.
+fn eval(expr: &str, pod: &Value, namespace: &str) -> bool {
+    let program = Program::compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    let mut ctx = Context::default();
+    ctx.add_variable("object", pod.clone()).unwrap();
+    ctx.add_variable("request", json!({"namespace": namespace}))
+        .unwrap();
+    match program.execute(&ctx) {
+        Ok(CelValue::Bool(b)) => b,
+        other => panic!("{expr} on {pod}: {other:?}"),
+    }
+}
+
+fn pod(labels: &BTreeMap<String, String>) -> Value {
+    let mut p = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}});
+    if !labels.is_empty() {
+        p["metadata"]["labels"] = json!(labels);
+    }
+    p
+}
+
+fn sidecarset(v: Value) -> SidecarSet {
+    serde_json::from_value(json!({"metadata": {"name": "s"}, "spec": v})).unwrap()
+}
+
+#[test]
+fn strings_are_escaped() {
+    assert_eq!(cel_string("a'b\\c"), r"'a\'b\\c'");
+    assert_eq!(cel_string("x\ny"), r"'x\x0ay'");
+    let expr = format!("{} == 'it\\'s'", cel_string("it's"));
+    assert!(eval(&expr, &json!({}), "ns"));
+}
+
+#[test]
+fn the_condition_calls_for_kruise_pods_launch_priority_and_selected_pods() {
+    let sets = vec![
+        sidecarset(json!({"selector": {"matchLabels": {"app": "web"}}})),
+        sidecarset(json!({"selector": {"matchLabels": {"app": "db"}},
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "prod"}}})),
+        sidecarset(json!({"selector": {"matchLabels": {"app": "paused"}},
+            "injectionStrategy": {"paused": true}})),
+    ];
+    let cond = pod_webhook_condition(&sets, false).unwrap();
+    let plain = json!({"metadata": {"name": "p", "labels": {"app": "other"}},
+        "spec": {"containers": [{"name": "c"}]}});
+    assert!(!eval(&cond, &plain, "default"));
+    let mut owned = plain.clone();
+    owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet", "name": "cs", "uid": "u", "controller": true}]);
+    assert!(eval(&cond, &owned, "default"));
+    let mut rs_owned = plain.clone();
+    rs_owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1",
+        "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": true}]);
+    assert!(!eval(&cond, &rs_owned, "default"));
+    let mut prio = plain.clone();
+    prio["spec"]["containers"][0]["env"] =
+        json!([{"name": "KRUISE_CONTAINER_PRIORITY", "value": "1"}]);
+    assert!(eval(&cond, &prio, "default"));
+    let mut ordered = plain.clone();
+    ordered["metadata"]["annotations"] =
+        json!({"apps.kruise.io/container-launch-priority": "Ordered"});
+    assert!(eval(&cond, &ordered, "default"));
+    let web = pod(&BTreeMap::from([("app".into(), "web".into())]));
+    assert!(eval(&cond, &web, "anywhere"));
+    let db = pod(&BTreeMap::from([("app".into(), "db".into())]));
+    assert!(eval(&cond, &db, "prod"));
+    assert!(!eval(&cond, &db, "dev"), "pinned to namespace prod");
+    let paused = pod(&BTreeMap::from([("app".into(), "paused".into())]));
+    assert!(!eval(&cond, &paused, "default"));
+    // Every pod: the readiness-gate gate on, or a selector CEL cannot express.
+    assert!(pod_webhook_condition(&sets, true).is_none());
+    let odd = sidecarset(
+        json!({"selector": {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]}}),
+    );
+    assert!(pod_webhook_condition(&[odd], false).is_none());
+}
+
+fn arb_labels() -> impl Strategy<Value = BTreeMap<String, String>> {
+    prop::collection::btree_map(
+        prop::sample::select(vec!["a", "b", "c"]).prop_map(str::to_string),
+        prop::sample::select(vec!["1", "2", "x'y"]).prop_map(str::to_string),
+        0..3,
+    )
+}
+
+fn arb_selector() -> impl Strategy<Value = LabelSelector> {
+    let key = prop::sample::select(vec!["a", "b", "c"]).prop_map(str::to_string);
+    let value = prop::sample::select(vec!["1", "2", "x'y"]).prop_map(str::to_string);
+    let req = (
+        key.clone(),
+        prop::sample::select(vec!["In", "NotIn", "Exists", "DoesNotExist"]),
+        prop::collection::vec(value.clone(), 0..3),
+    )
+        .prop_map(|(key, op, values)| LabelSelectorRequirement {
+            key,
+            operator: op.to_string(),
+            values: (!matches!(op, "Exists" | "DoesNotExist")).then_some(values),
+        });
+    (
+        prop::collection::btree_map(key, value, 0..2),
+        prop::collection::vec(req, 0..3),
+    )
+        .prop_map(|(labels, exprs)| LabelSelector {
+            match_labels: (!labels.is_empty()).then_some(labels),
+            match_expressions: (!exprs.is_empty()).then_some(exprs),
+        })
+}
+
+proptest! {
+    /// The CEL of a selector selects exactly the pods Go's selector matching selects.
+    #[test]
+    fn selector_cel_agrees_with_selector_matching(sel in arb_selector(), labels in arb_labels()) {
+        let expr = selector_expression(&sel).unwrap();
+        let want = kruise_engines::updatesort::selector_matches(&sel, Some(&labels)).unwrap();
+        prop_assert_eq!(eval(&expr, &pod(&labels), "ns"), want);
+    }
+}
+
+#[test]
+fn sidecarsets_pinned_to_a_namespace() {
+    let e = sidecarset_pinned_to("ns1");
+    let v1beta1 = json!({"spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ns1"}}}});
+    let v1alpha1 = json!({"spec": {"namespace": "ns1"}});
+    let other = json!({"spec": {"namespaceSelector": {"matchLabels": {"env": "x"}}}});
+    let none = json!({"spec": {}});
+    assert!(eval(&e, &v1beta1, ""));
+    assert!(eval(&e, &v1alpha1, ""));
+    assert!(!eval(&e, &other, ""));
+    assert!(!eval(&e, &none, ""));
+}
