@@ -5,6 +5,7 @@
 //! |-------------------------------------------------------|-----------|--------------------------|
 //! | `controller_runtime_reconcile_total`                  | counter   | `controller`, `result`   |
 //! | `controller_runtime_reconcile_errors_total`           | counter   | `controller`             |
+//! | `controller_runtime_reconcile_panics_total`           | counter   | `controller`             |
 //! | `controller_runtime_reconcile_time_seconds`           | histogram | `controller`             |
 //! | `controller_runtime_max_concurrent_reconciles`        | gauge     | `controller`             |
 //! | `controller_runtime_active_workers`                   | gauge     | `controller`             |
@@ -167,6 +168,7 @@ pub struct Metrics {
     registry: std::sync::Mutex<Registry>,
     reconcile_total: Family<ReconcileLabels, Counter>,
     reconcile_errors_total: Family<ControllerLabels, Counter>,
+    reconcile_panics_total: Family<ControllerLabels, Counter>,
     reconcile_time_seconds: Family<ControllerLabels, Histogram, fn() -> Histogram>,
     max_concurrent_reconciles: Family<ControllerLabels, Gauge>,
     active_workers: Family<ControllerLabels, Gauge>,
@@ -197,6 +199,7 @@ impl Metrics {
         let mut registry = Registry::default();
         let reconcile_total = Family::<ReconcileLabels, Counter>::default();
         let reconcile_errors_total = Family::<ControllerLabels, Counter>::default();
+        let reconcile_panics_total = Family::<ControllerLabels, Counter>::default();
         let reconcile_time_seconds =
             Family::<ControllerLabels, Histogram, fn() -> Histogram>::new_with_constructor(
                 reconcile_histogram,
@@ -223,6 +226,11 @@ impl Metrics {
             "controller_runtime_reconcile_errors",
             "Total number of reconciliation errors per controller",
             reconcile_errors_total.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            reconcile_panics_total.clone(),
         );
         registry.register(
             "controller_runtime_reconcile_time_seconds",
@@ -280,6 +288,7 @@ impl Metrics {
             registry: std::sync::Mutex::new(registry),
             reconcile_total,
             reconcile_errors_total,
+            reconcile_panics_total,
             reconcile_time_seconds,
             max_concurrent_reconciles,
             active_workers,
@@ -381,6 +390,16 @@ impl Metrics {
         self.reconcile_time_seconds
             .get_or_create(&c)
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records a reconcile that panicked (controller-runtime's `RecoverPanic`):
+    /// `reconcile_panics_total` +1; the caller records the reconcile itself as an error.
+    pub fn observe_panic(&self, controller: &str) {
+        self.reconcile_panics_total
+            .get_or_create(&ControllerLabels {
+                controller: controller.to_string(),
+            })
+            .inc();
     }
 
     /// The `controller_runtime_active_workers` gauge of `controller` (a shared handle).

@@ -57,8 +57,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use futures::stream::{BoxStream, Stream};
+use futures::{FutureExt, StreamExt};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -482,9 +482,30 @@ where
                 queue.start(&key);
                 active.inc();
                 let start = Instant::now();
-                let res = reconcile(obj, ctx).await;
+                // A panic in a reconcile (a bug, or input nobody anticipated) fails this pass
+                // only: it is logged, counted and retried with backoff like an error, as
+                // controller-runtime's RecoverPanic does; it never takes the manager down.
+                let res = recover_panic(reconcile(obj, ctx)).await;
                 let elapsed = start.elapsed();
                 active.dec();
+                let res = match res {
+                    Ok(res) => res,
+                    Err(message) => {
+                        metrics.observe_panic(name);
+                        metrics.observe_reconcile(name, ReconcileResult::Error, elapsed);
+                        metrics.workqueue_retry(name);
+                        let delay = limiter.when(key.clone());
+                        tracing::error!(
+                            controller = name,
+                            namespace = %key.0,
+                            name = %key.1,
+                            panic = %message,
+                            retry_in = ?delay,
+                            "reconcile panicked; retrying"
+                        );
+                        return Ok(Action::requeue(delay));
+                    }
+                };
                 match res {
                     Ok(action) => {
                         let result = classify(&action);
@@ -548,9 +569,34 @@ where
     Ok(())
 }
 
+/// Runs `fut`, turning a panic into `Err(<the panic message>)`.
+async fn recover_panic<T>(fut: impl Future<Output = T>) -> Result<T, String> {
+    std::panic::AssertUnwindSafe(fut)
+        .catch_unwind()
+        .await
+        .map_err(|panic| {
+            panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_owned())
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_reconcile_becomes_an_error() {
+        assert_eq!(recover_panic(async { 7 }).await, Ok(7));
+        let none: Option<u8> = None;
+        let r = recover_panic(async move { none.expect("no value") }).await;
+        assert_eq!(r, Err("no value".to_owned()));
+        let n = 3;
+        let r: Result<(), String> = recover_panic(async move { panic!("bad input {n}") }).await;
+        assert_eq!(r, Err("bad input 3".to_owned()));
+    }
 
     #[test]
     fn backoff_matches_controller_runtime() {

@@ -73,7 +73,10 @@ impl FailedBackoff {
         let map = self.0.lock().ok()?;
         let (backoff, last) = *map.get(key)?;
         let since = now.saturating_duration_since(last);
-        (since <= Self::FORGET && since < backoff).then_some(backoff - since)
+        (since <= Self::FORGET)
+            .then(|| backoff.checked_sub(since))
+            .flatten()
+            .filter(|d| !d.is_zero())
     }
 
     /// A failed pod on `key` is deleted now: the next one waits twice as long.
@@ -229,4 +232,29 @@ pub async fn reconcile(
         return Ok(wait);
     }
     crate::workload::bounded_pass(&key, sync::sync(&ds, &ctx, &state, &key), Error::Other).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_backoff_waits_then_expires_without_overflow() {
+        let b = FailedBackoff::default();
+        let t0 = Instant::now();
+        assert_eq!(b.waiting("k", t0), None, "no failure yet");
+        b.next("k", t0);
+        assert_eq!(
+            b.waiting("k", t0 + Duration::from_millis(400)),
+            Some(Duration::from_millis(600))
+        );
+        // Past the backoff (the OpenKruise e2e run that found this panicked here).
+        assert_eq!(b.waiting("k", t0 + Duration::from_secs(1)), None);
+        assert_eq!(b.waiting("k", t0 + Duration::from_secs(5)), None);
+        assert_eq!(b.waiting("k", t0 + FailedBackoff::FORGET * 2), None);
+        // The next failure doubles it.
+        let t1 = t0 + Duration::from_secs(5);
+        b.next("k", t1);
+        assert_eq!(b.waiting("k", t1), Some(Duration::from_secs(2)));
+    }
 }
