@@ -591,7 +591,7 @@ mod tests {
     async fn a_panicking_reconcile_becomes_an_error() {
         assert_eq!(recover_panic(async { 7 }).await, Ok(7));
         let none: Option<u8> = None;
-        let r = recover_panic(async move { none.expect("no value") }).await;
+        let r = recover_panic(async move { std::hint::black_box(none).expect("no value") }).await;
         assert_eq!(r, Err("no value".to_owned()));
         let n = 3;
         let r: Result<(), String> = recover_panic(async move { panic!("bad input {n}") }).await;
