@@ -94,6 +94,10 @@ struct RolloutArgs {
     /// so `--pods` is ignored and `--nodes` sets the size, e.g. `--nodes 500`).
     #[arg(long, value_enum, default_value_t = Workload::Cloneset)]
     workload: Workload,
+
+    /// Extra flag passed to the manager (repeatable), e.g. --manager-arg=--rest-config-qps=100.
+    #[arg(long = "manager-arg", value_name = "ARG", allow_hyphen_values = true)]
+    manager_args: Vec<String>,
 }
 
 /// The workload kind of the rollout benchmark.
@@ -577,6 +581,46 @@ impl Requests {
     }
 }
 
+/// The manager's writes by what they wrote (`kruise_rest_client_writes_total`): key
+/// `group/resource[/subresource] verb code`.
+fn writes_by_resource(text: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for s in parse_prometheus(text) {
+        if s.name != "kruise_rest_client_writes_total" {
+            continue;
+        }
+        let group = s.label("group").unwrap_or("");
+        let resource = s.label("resource").unwrap_or("");
+        let sub = s.label("subresource").unwrap_or("");
+        let mut key = if group.is_empty() {
+            resource.to_string()
+        } else {
+            format!("{resource}.{group}")
+        };
+        if !sub.is_empty() {
+            key = format!("{key}/{sub}");
+        }
+        let key = format!(
+            "{key} {} {}",
+            s.label("verb").unwrap_or(""),
+            s.label("code").unwrap_or("")
+        );
+        *out.entry(key).or_default() += s.value as u64;
+    }
+    out
+}
+
+/// The manager's `/metrics` text.
+async fn scrape_text(http: &reqwest::Client, m: &Manager) -> Result<String, String> {
+    match http_get(http, m.metrics, "/metrics").await? {
+        (200, body) => Ok(body),
+        (status, body) => Err(format!(
+            "manager /metrics answered {status}: {}",
+            body.chars().take(200).collect::<String>()
+        )),
+    }
+}
+
 /// `GET http://<addr><path>`: status and body.
 async fn http_get(
     http: &reqwest::Client,
@@ -702,7 +746,8 @@ async fn rollout_measure(
 
     // 2. The manager, watching only the benchmark's namespace (other tests may share the testbed).
     let ns = env.namespace("bench").await.map_err(|e| e.to_string())?;
-    let extra = a.workload.flags();
+    let mut extra = a.workload.flags().to_vec();
+    extra.extend(a.manager_args.iter().cloned());
     let mut manager = Manager::start(
         &a.manager,
         ns.name(),
@@ -712,7 +757,7 @@ async fn rollout_measure(
     let result = rollout_run(env, &ns, a, http, &mut manager).await;
     let peak = proc_status_mib(manager.pid, "VmHWM");
     drop(manager);
-    let (rollout, writes, baseline, pods) = result?;
+    let (rollout, writes, by_resource, baseline, pods) = result?;
     println!();
     println!(
         "== kruise-bench rollout: {:?} of {pods} pods on {node_count} kwok nodes ==",
@@ -726,6 +771,12 @@ async fn rollout_measure(
         "manager API writes during the rollout: {writes} ({:.2} per updated pod)",
         writes as f64 / pods as f64
     );
+    for (key, n) in &by_resource {
+        println!(
+            "  {key}: {n} ({:.2} per updated pod)",
+            *n as f64 / pods as f64
+        );
+    }
     match peak {
         Some(mb) => println!("manager peak RSS (VmHWM): {mb:.1} MiB"),
         None => println!("manager peak RSS: unavailable"),
@@ -748,7 +799,16 @@ async fn rollout_run(
     a: &RolloutArgs,
     http: &reqwest::Client,
     manager: &mut Manager,
-) -> Result<(Duration, u64, Duration, usize), String> {
+) -> Result<
+    (
+        Duration,
+        u64,
+        std::collections::BTreeMap<String, u64>,
+        Duration,
+        usize,
+    ),
+    String,
+> {
     let timeout = Duration::from_secs(a.timeout_seconds);
     let pods: Api<Pod> = ns.api();
     let cs_api: Api<DynamicObject> =
@@ -785,6 +845,7 @@ async fn rollout_run(
     println!("in-place rollout nginx:1.25 -> nginx:1.26");
     manager.check_running()?;
     let w0 = scrape_requests(http, manager).await?;
+    let r0 = writes_by_resource(&scrape_text(http, manager).await?);
     cs_api
         .patch("bench", &PatchParams::default(), &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}})))
         .await
@@ -806,6 +867,11 @@ async fn rollout_run(
     .await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let writes = scrape_requests(http, manager).await?.since(&w0).writes;
+    let mut by_resource = writes_by_resource(&scrape_text(http, manager).await?);
+    for (k, v) in by_resource.iter_mut() {
+        *v = v.saturating_sub(r0.get(k).copied().unwrap_or(0));
+    }
+    by_resource.retain(|_, v| *v > 0);
 
     // Baseline: the same pods, patched directly (manager paused so it does not interfere).
     cs_api
@@ -856,7 +922,7 @@ async fn rollout_run(
     )
     .await?;
     let baseline = start.elapsed();
-    Ok((rollout, writes, baseline, n))
+    Ok((rollout, writes, by_resource, baseline, n))
 }
 
 // ---------------------------------------------------------------------------------------------
