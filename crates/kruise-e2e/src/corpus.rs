@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+mod pod_sidecarset;
 mod sidecarset;
 
 pub use sidecarset::KRUISE_NAMESPACE;
@@ -45,6 +46,17 @@ pub struct Case {
     /// webhook left it on create (what the API server would have stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_object: Option<Value>,
+    /// The request's namespace (`request.namespace` of the AdmissionReview) when it is not
+    /// [`NAMESPACE`]: the pod-sidecarset corpus creates pods in several namespaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+impl Case {
+    /// The namespace the AdmissionReview names (`request.namespace`).
+    pub fn request_namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or(NAMESPACE)
+    }
 }
 
 /// A webhook's answer.
@@ -665,7 +677,8 @@ pub struct Corpus {
 
 /// Every corpus: CloneSet, Advanced StatefulSet and Advanced DaemonSet (v1beta1 and v1alpha1
 /// each), Pod, SidecarSet (v1beta1 with OpenKruise's patch-metadata whitelist in the cluster,
-/// v1alpha1 without).
+/// v1alpha1 without), and Pod again for SidecarSet injection (`pod-sidecarset`, with SidecarSets,
+/// ControllerRevisions and Namespaces in the cluster).
 pub fn all() -> Vec<Corpus> {
     vec![
         Corpus {
@@ -708,6 +721,11 @@ pub fn all() -> Vec<Corpus> {
             cases: sidecarset::cases("v1alpha1"),
             cluster: sidecarset::cluster(false),
         },
+        Corpus {
+            name: "pod-sidecarset",
+            cases: pod_sidecarset::cases(),
+            cluster: pod_sidecarset::cluster(),
+        },
     ]
 }
 
@@ -731,6 +749,7 @@ impl Builder {
             operation: "CREATE".into(),
             object: Some(object),
             old_object: None,
+            namespace: None,
         });
     }
 
@@ -753,6 +772,7 @@ impl Builder {
             operation: "UPDATE".into(),
             object: Some(object),
             old_object: Some(old),
+            namespace: None,
         });
     }
 
@@ -766,6 +786,7 @@ impl Builder {
             operation: "DELETE".into(),
             object: None,
             old_object: Some(old),
+            namespace: None,
         });
     }
 

@@ -3,14 +3,16 @@
 //! handlers in-process, with the feature gates the recording ran with (AllAlpha, AllBeta) and
 //! the cluster the recording ran on: empty (no pods, no StorageClasses), or for a corpus recorded
 //! with objects in the cluster, what `<corpus>.cluster.json` says it held (SidecarSets,
-//! ControllerRevisions, ConfigMaps).
+//! ControllerRevisions, ConfigMaps, Namespaces), each request in the namespace the case names.
 //!
 //! Per case, like the API server: the mutating handler on the object (same verdict; when
 //! allowed, the same object after the patch; when denied, the same field paths), then the
 //! validating handler on OpenKruise's mutated object (same verdict, same field paths). JSON
 //! decoding errors are compared on paths without list indices (Go's decoder names
 //! `spec.template.spec.containers.image`). A case marked `deviation` must still differ (a stale
-//! mark fails too). No answer may be a 5xx where OpenKruise's was not.
+//! mark fails too). No answer may be a 5xx where OpenKruise's was not. In a mutated pod, the
+//! time of injection in the SidecarSet hash annotations is masked on both sides
+//! ([`masked_injection_times`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -45,7 +47,7 @@ fn review(rec: &Record, operation: &str, object: Option<&Value>) -> Vec<u8> {
         "request": {
             "uid": "00000000-0000-4000-8000-000000000001",
             "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-            "name": name, "namespace": corpus::NAMESPACE, "operation": operation,
+            "name": name, "namespace": c.request_namespace(), "operation": operation,
             "userInfo": {"username": "kruise-admission-corpus"},
             "object": object, "oldObject": c.old_object, "dryRun": false
         }
@@ -74,6 +76,7 @@ fn recorded_cluster(stem: &str) -> FixedCluster {
         sidecar_sets: decode(&v, "sidecarSets"),
         controller_revisions: decode(&v, "controllerRevisions"),
         config_maps: decode(&v, "configMaps"),
+        namespaces: decode(&v, "namespaces"),
         ..FixedCluster::default()
     }
 }
@@ -146,6 +149,55 @@ fn strip_indices(paths: &[String]) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+/// The pod annotations holding SidecarSet upgrade specs, whose `updateTimestamp` is the time of
+/// injection.
+const HASH_ANNOTATIONS: [&str; 2] = [
+    "kruise.io/sidecarset-hash",
+    "kruise.io/sidecarset-hash-without-image",
+];
+
+/// The earliest `updateTimestamp` that is masked: no case carries one at or after it
+/// (`kruise_e2e::corpus` tests that), so such a timestamp was written by the webhook.
+const INJECTION_TIME_FLOOR: &str = "2025-01-01T00:00:00Z";
+
+/// `obj` with every time of injection in its SidecarSet hash annotations replaced by
+/// `<injection time>`: in `metadata.annotations["kruise.io/sidecarset-hash"]` and
+/// `["kruise.io/sidecarset-hash-without-image"]` (JSON maps of SidecarSet name to upgrade
+/// spec), each entry's `updateTimestamp` that is an RFC 3339 UTC time to the second
+/// (`2026-11-25T21:30:02Z`, what Go's `metav1.Time` writes) at or after
+/// [`INJECTION_TIME_FLOOR`]. The replacement is made in the annotation's text, so the rest of
+/// it (entries, field order, the timestamps a pod already carried) is still compared byte for
+/// byte.
+fn masked_injection_times(obj: &Value) -> Value {
+    let mut obj = obj.clone();
+    for key in HASH_ANNOTATIONS {
+        let Some(Value::String(text)) =
+            obj.pointer_mut(&format!("/metadata/annotations/{}", key.replace('/', "~1")))
+        else {
+            continue;
+        };
+        let Ok(Value::Object(entries)) = serde_json::from_str::<Value>(text) else {
+            continue;
+        };
+        let mut masked = text.clone();
+        for spec in entries.values() {
+            let Some(ts) = spec.get("updateTimestamp").and_then(Value::as_str) else {
+                continue;
+            };
+            let go_utc_seconds =
+                ts.len() == 20 && ts.ends_with('Z') && ts.parse::<jiff::Timestamp>().is_ok();
+            if go_utc_seconds && ts >= INJECTION_TIME_FLOOR {
+                masked = masked.replace(
+                    &format!("\"updateTimestamp\":\"{ts}\""),
+                    "\"updateTimestamp\":\"<injection time>\"",
+                );
+            }
+        }
+        *text = masked;
+    }
+    obj
 }
 
 /// What the API server would store either way, removed before objects are compared: Go writes
@@ -295,8 +347,10 @@ async fn replay(rec: &Record, lookup: &Lookup) -> Vec<String> {
         }
         match (theirs.allowed, ours.allowed) {
             (true, true) => {
-                let want = stored_form(theirs.patched.as_ref().unwrap_or(&Value::Null));
-                let got = stored_form(&patched(c.object.as_ref(), &ours));
+                let want = masked_injection_times(&stored_form(
+                    theirs.patched.as_ref().unwrap_or(&Value::Null),
+                ));
+                let got = masked_injection_times(&stored_form(&patched(c.object.as_ref(), &ours)));
                 if got != want {
                     diffs.push(format!(
                         "mutation: mutated object differs (patch from OpenKruise's to ours: {})",
@@ -372,6 +426,19 @@ async fn replay(rec: &Record, lookup: &Lookup) -> Vec<String> {
     diffs
 }
 
+/// Whether OpenKruise injected SidecarSets into the pod of `rec` (its mutated pod's
+/// `kruise.io/sidecarset-hash` differs from the one sent).
+fn sidecars_injected(rec: &Record) -> bool {
+    let hash = |o: Option<&Value>| {
+        o.and_then(|o| o.pointer("/metadata/annotations/kruise.io~1sidecarset-hash"))
+            .cloned()
+    };
+    rec.case.kind == "Pod"
+        && rec.mutation.as_ref().is_some_and(|m| {
+            m.allowed && hash(m.patched.as_ref()) != hash(rec.case.object.as_ref())
+        })
+}
+
 #[tokio::test]
 async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
     let dir = corpus_dir();
@@ -384,6 +451,7 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
     assert!(!files.is_empty(), "no corpus in {}", dir.display());
     let mut failures: Vec<String> = Vec::new();
     let mut summary: BTreeMap<String, (usize, usize, usize, usize)> = BTreeMap::new();
+    let mut injected: BTreeMap<String, usize> = BTreeMap::new();
     for file in &files {
         let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(file).expect("read corpus");
@@ -399,6 +467,9 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
             s.0 += 1;
             if rec.allowed() {
                 s.1 += 1;
+                if sidecars_injected(&rec) {
+                    *injected.entry(stem.clone()).or_default() += 1;
+                }
             } else {
                 s.2 += 1;
             }
@@ -418,8 +489,12 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
         }
     }
     for (k, (cases, admitted, denied, deviations)) in &summary {
+        let injected = match injected.get(k) {
+            Some(n) => format!(", {n} with SidecarSets injected"),
+            None => String::new(),
+        };
         eprintln!(
-            "[corpus] {k}: {cases} cases ({denied} denied, {admitted} admitted), {deviations} marked deviations"
+            "[corpus] {k}: {cases} cases ({denied} denied, {admitted} admitted{injected}), {deviations} marked deviations"
         );
     }
     assert!(
@@ -427,5 +502,28 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
         "{} cases differ from OpenKruise v1.9.0:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+#[test]
+fn only_times_of_injection_are_masked() {
+    let hash = r#"{"a":{"updateTimestamp":"2026-11-25T21:30:02Z","hash":"h"},"b":{"updateTimestamp":"2024-01-02T03:04:05Z","hash":"o"},"c":{"updateTimestamp":"2026-11-25T21:30:02.5Z"}}"#;
+    let pod = json!({"metadata": {"annotations": {
+        "kruise.io/sidecarset-hash": hash,
+        "kruise.io/sidecarset-hash-without-image": "not json",
+        "other": r#"{"a":{"updateTimestamp":"2026-11-25T21:30:02Z"}}"#,
+    }}});
+    let masked = masked_injection_times(&pod);
+    assert_eq!(
+        masked["metadata"]["annotations"]["kruise.io/sidecarset-hash"],
+        r#"{"a":{"updateTimestamp":"<injection time>","hash":"h"},"b":{"updateTimestamp":"2024-01-02T03:04:05Z","hash":"o"},"c":{"updateTimestamp":"2026-11-25T21:30:02.5Z"}}"#
+    );
+    assert_eq!(
+        masked["metadata"]["annotations"]["kruise.io/sidecarset-hash-without-image"],
+        "not json"
+    );
+    assert_eq!(
+        masked["metadata"]["annotations"]["other"],
+        pod["metadata"]["annotations"]["other"]
     );
 }

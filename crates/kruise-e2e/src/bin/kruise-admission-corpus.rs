@@ -11,9 +11,11 @@
 //! A corpus that needs objects in the cluster ([`corpus::Corpus::cluster`], e.g. other
 //! SidecarSets) gets them created through the API server (so OpenKruise's webhooks and
 //! controllers see them) before its first case and deleted after its last; what the cluster
-//! then held (SidecarSets, ConfigMap `kruise-configuration`, the ControllerRevisions of the
-//! manager's namespace, volatile metadata removed) is written to `<corpus>.cluster.json` for the
-//! replay. The API server is the one `KUBECONFIG` names.
+//! then held (SidecarSets with their status, ConfigMap `kruise-configuration`, the
+//! ControllerRevisions of the manager's namespace, and when the corpus declares Namespaces those
+//! and the namespaces its cases name; volatile metadata removed) is written to
+//! `<corpus>.cluster.json` for the replay. Each request names the case's namespace. The API
+//! server is the one `KUBECONFIG` names.
 //!
 //! Exits non-zero with a reason when the manager cannot be reached or answers malformed JSON.
 
@@ -115,7 +117,7 @@ impl Recorder {
             "request": {
                 "uid": format!("00000000-0000-4000-8000-{:012}", self.seq),
                 "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-                "name": name, "namespace": corpus::NAMESPACE, "operation": operation,
+                "name": name, "namespace": case.request_namespace(), "operation": operation,
                 "userInfo": {"username": "kruise-admission-corpus"},
                 "object": object, "oldObject": old, "dryRun": false,
                 "options": if operation == "DELETE" { json!({"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions"}) }
@@ -242,6 +244,7 @@ fn api_resource(obj: &Value) -> Result<(kube::api::ApiResource, bool)> {
     let kind = obj["kind"].as_str().unwrap_or_default();
     let (plural, namespaced) = match kind {
         "SidecarSet" => ("sidecarsets", false),
+        "Namespace" => ("namespaces", false),
         "ConfigMap" => ("configmaps", true),
         "ControllerRevision" => ("controllerrevisions", true),
         other => bail!("no API resource known for cluster object kind {other}"),
@@ -315,14 +318,35 @@ async fn delete_cluster_objects(client: &kube::Client, objects: &[Value]) -> Res
 /// Creates a corpus's cluster objects, waits until OpenKruise's SidecarSet controller has
 /// processed the SidecarSets (and its webhook's cache holds everything), and returns what the
 /// cluster then holds.
-async fn set_up_cluster(client: &kube::Client, objects: &[Value]) -> Result<Value> {
+async fn set_up_cluster(
+    client: &kube::Client,
+    objects: &[Value],
+    case_namespaces: &[String],
+) -> Result<Value> {
     delete_cluster_objects(client, objects).await?;
     for obj in objects {
         let api = dynamic_api(client, obj)?;
         let dynamic: kube::core::DynamicObject = serde_json::from_value(obj.clone())?;
-        api.create(&Default::default(), &dynamic)
-            .await
-            .with_context(|| format!("creating cluster object {}", name_of(obj)))?;
+        // OpenKruise's SidecarSet webhook reads the revisions a SidecarSet pins from its cache,
+        // which may not hold a revision created a moment ago yet: retry a refused create.
+        let mut tries = 0;
+        loop {
+            match api.create(&Default::default(), &dynamic).await {
+                Ok(_) => break,
+                Err(kube::Error::Api(e)) if e.code == 400 && tries < 10 => {
+                    tries += 1;
+                    eprintln!(
+                        "[corpus] creating {} refused ({}), retrying",
+                        name_of(obj),
+                        e.message
+                    );
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(e) => {
+                    return Err(e).context(format!("creating cluster object {}", name_of(obj)));
+                }
+            }
+        }
     }
     let deadline = Instant::now() + Duration::from_secs(120);
     for obj in objects.iter().filter(|o| o["kind"] == "SidecarSet") {
@@ -340,7 +364,11 @@ async fn set_up_cluster(client: &kube::Client, objects: &[Value]) -> Result<Valu
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64);
             let recorded = !revisions.list(&lp).await?.items.is_empty();
-            if observed.is_some() && observed == generation && recorded {
+            let latest = current
+                .pointer("/status/latestRevision")
+                .and_then(Value::as_str)
+                .is_some_and(|r| !r.is_empty());
+            if observed.is_some() && observed == generation && recorded && latest {
                 break;
             }
             if Instant::now() > deadline {
@@ -354,13 +382,30 @@ async fn set_up_cluster(client: &kube::Client, objects: &[Value]) -> Result<Valu
     }
     // The webhook reads through the manager's informers: give them time to see everything.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    snapshot(client).await
+    // The namespaces a case's pod may be in, when the corpus declares Namespaces (the pod
+    // webhook matches their labels against SidecarSets' namespace selectors).
+    let mut namespaces: Vec<String> = Vec::new();
+    if objects.iter().any(|o| o["kind"] == "Namespace") {
+        namespaces.extend(
+            objects
+                .iter()
+                .filter(|o| o["kind"] == "Namespace")
+                .map(name_of),
+        );
+        namespaces.extend(case_namespaces.iter().cloned());
+        namespaces.sort();
+        namespaces.dedup();
+    }
+    snapshot(client, &namespaces).await
 }
 
 /// What the replay's lookups need of the cluster, with the metadata that differs from run to
-/// run removed: every SidecarSet (v1beta1), ConfigMap `kruise-configuration` and every
-/// ControllerRevision of the manager's namespace, sorted by name.
-async fn snapshot(client: &kube::Client) -> Result<Value> {
+/// run removed: every SidecarSet (v1beta1, with its status: the pod webhook writes
+/// `status.latestRevision` into the pods it injects; no pod exists, so its counters are 0),
+/// ConfigMap `kruise-configuration`, every
+/// ControllerRevision of the manager's namespace, and those of `namespaces` that exist (key
+/// `namespaces`, only when `namespaces` is not empty), sorted by name.
+async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value> {
     fn clean(mut v: Value) -> Value {
         if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
             for k in [
@@ -406,6 +451,10 @@ async fn snapshot(client: &kube::Client) -> Result<Value> {
             v
         })
         .collect();
+    let statuses: BTreeMap<String, Value> = sets
+        .iter()
+        .filter_map(|s| Some((name_of(s), s.get("status")?.clone())))
+        .collect();
     let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
         kube::Api::namespaced(client.clone(), corpus::KRUISE_NAMESPACE);
     let config_maps: Vec<Value> = cms
@@ -433,11 +482,31 @@ async fn snapshot(client: &kube::Client) -> Result<Value> {
             v
         })
         .collect();
-    Ok(json!({
-        "sidecarSets": sorted(sets),
+    let mut sidecar_sets = sorted(sets);
+    for s in sidecar_sets.as_array_mut().into_iter().flatten() {
+        if let Some(status) = statuses.get(&name_of(s)) {
+            s["status"] = status.clone();
+        }
+    }
+    let mut out = json!({
+        "sidecarSets": sidecar_sets,
         "configMaps": sorted(config_maps),
         "controllerRevisions": sorted(revisions),
-    }))
+    });
+    if !namespaces.is_empty() {
+        let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
+        let mut found = Vec::new();
+        for n in namespaces {
+            if let Some(ns) = api.get_opt(n).await? {
+                let mut v = serde_json::to_value(ns).unwrap_or_default();
+                v["apiVersion"] = json!("v1");
+                v["kind"] = json!("Namespace");
+                found.push(v);
+            }
+        }
+        out["namespaces"] = sorted(found);
+    }
+    Ok(out)
 }
 
 fn existing_deviations(file: &Path) -> BTreeMap<String, String> {
@@ -541,7 +610,14 @@ async fn main() -> Result<()> {
                         c.name,
                         c.cluster.len()
                     );
-                    let snap = set_up_cluster(&client, &c.cluster).await?;
+                    let mut case_namespaces: Vec<String> = c
+                        .cases
+                        .iter()
+                        .map(|k| k.request_namespace().to_owned())
+                        .collect();
+                    case_namespaces.sort();
+                    case_namespaces.dedup();
+                    let snap = set_up_cluster(&client, &c.cluster, &case_namespaces).await?;
                     let snap_file = out.join(format!("{}.cluster.json", c.name));
                     std::fs::write(&snap_file, serde_json::to_string_pretty(&snap)? + "\n")
                         .with_context(|| format!("writing {}", snap_file.display()))?;

@@ -2,6 +2,7 @@
 //! informers from the shared cache), `reconcile`, pure `plan` functions and status computation.
 
 pub mod cloneset;
+pub mod containerlaunchpriority;
 pub mod daemonset;
 pub mod podreadiness;
 pub mod sidecarset;
@@ -168,6 +169,16 @@ pub const REGISTRY: &[ControllerEntry] = &[
             vec![
                 rule("", &["pods"], READ),
                 rule("", &["pods/status"], &["get", "patch", "update"]),
+            ]
+        },
+    },
+    ControllerEntry {
+        name: containerlaunchpriority::CONTROLLER_NAME,
+        setup: |ctx, _| Box::pin(containerlaunchpriority::setup(ctx)),
+        rules: || {
+            vec![
+                rule("", &["pods"], &["get", "list", "watch", "patch"]),
+                rule("", &["configmaps"], &["get", "create", "patch"]),
             ]
         },
     },
