@@ -186,12 +186,15 @@ struct Args {
     #[arg(long, default_value = "5m", value_parser = parse_go_duration)]
     expectation_timeout: Duration,
 
-    /// Client QPS (accepted for compatibility; kube-rs does not throttle client side).
-    #[arg(long, default_value_t = 30)]
+    /// Client-side rate limit of API requests: sustained requests per second of each API
+    /// resource's token bucket (OpenKruise's flag and default; a value <= 0 means
+    /// controller-runtime's default 20, as in OpenKruise). Watches are not throttled.
+    #[arg(long, default_value_t = 30, allow_negative_numbers = true)]
     rest_config_qps: i32,
 
-    /// Client burst (accepted for compatibility; kube-rs does not throttle client side).
-    #[arg(long, default_value_t = 50)]
+    /// Client-side burst of each API resource's token bucket (OpenKruise's flag and default; a
+    /// value <= 0 means controller-runtime's default 30, as in OpenKruise).
+    #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
     rest_config_burst: i32,
 
     /// How long to wait for in-flight reconciles on shutdown before exiting anyway.
@@ -254,6 +257,7 @@ fn init_logging(format: LogFormat, verbosity: u8) {
 async fn make_client(
     kubeconfig: Option<&PathBuf>,
     metrics: Arc<kruise_runtime::metrics::Metrics>,
+    throttle: kruise_runtime::throttle::ClientThrottle,
 ) -> anyhow::Result<Client> {
     let config = match kubeconfig {
         Some(path) => {
@@ -269,9 +273,14 @@ async fn make_client(
     };
     let host = config.cluster_url.host().unwrap_or_default().to_owned();
     let builder = kube::client::ClientBuilder::try_from(config).context("building API client")?;
+    // Every request waits for its resource's token (outermost), then is counted.
     Ok(builder
         .with_layer(&kruise_runtime::restmetrics::CountRequestsLayer::new(
-            metrics, &host,
+            metrics.clone(),
+            &host,
+        ))
+        .with_layer(&kruise_runtime::throttle::ThrottleLayer::new(
+            throttle, metrics, &host,
         ))
         .build())
 }
@@ -551,14 +560,18 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     tracing::info!(feature_gates = %gates, "feature gates");
-    tracing::debug!(
-        qps = args.rest_config_qps,
-        burst = args.rest_config_burst,
-        "rest config QPS/burst accepted (no client-side throttling)"
+    let throttle = kruise_runtime::throttle::ClientThrottle::from_flags(
+        args.rest_config_qps,
+        args.rest_config_burst,
+    );
+    tracing::info!(
+        qps = throttle.qps,
+        burst = throttle.burst,
+        "client-side rate limit per API resource"
     );
 
     let metrics = Arc::new(kruise_runtime::metrics::Metrics::new());
-    let client = make_client(args.kubeconfig.as_ref(), metrics.clone()).await?;
+    let client = make_client(args.kubeconfig.as_ref(), metrics.clone(), throttle).await?;
     let version = client
         .apiserver_version()
         .await
@@ -810,6 +823,24 @@ mod tests {
             Args::try_parse_from(["kruise-manager", "--v=2", "--enable-leader-election"]).unwrap();
         assert_eq!(a.verbosity, 2);
         assert!(a.enable_leader_election);
+        let a = Args::try_parse_from([
+            "kruise-manager",
+            "--rest-config-qps",
+            "-1",
+            "--rest-config-burst=0",
+        ])
+        .unwrap();
+        assert_eq!((a.rest_config_qps, a.rest_config_burst), (-1, 0));
+        assert_eq!(
+            kruise_runtime::throttle::ClientThrottle::from_flags(
+                a.rest_config_qps,
+                a.rest_config_burst
+            ),
+            kruise_runtime::throttle::ClientThrottle {
+                qps: 20.0,
+                burst: 30
+            }
+        );
     }
 
     #[test]

@@ -7,12 +7,57 @@
 //! because an Event could not be written. [`EventRecorder::publish`] returns the error for
 //! callers that care.
 //!
+//! Like client-go's `EventCorrelator` (which OpenKruise's recorder goes through), events are
+//! rate limited per source and object before they are written ([`spam_allowed`]): 25 at once per
+//! (reporting controller, instance, regarding object), then one every 5 minutes; the others are
+//! dropped (logged at debug level). A 1,000-pod in-place rollout of one CloneSet thus writes 25
+//! `SuccessfulUpdatePodInPlace` Events, as OpenKruise does, instead of 1,000.
+//!
 //! The reason constants are those OpenKruise's CloneSet controller emits (v1.9.0), with the event
 //! type it uses for each noted on the constant.
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource};
+
+use std::num::NonZeroU32;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+
+/// client-go's `defaultSpamBurst`: events of one source about one object let through at once.
+pub const SPAM_BURST: u32 = 25;
+/// client-go's `defaultSpamQPS` (1/300): one more event per source and object every 5 minutes.
+pub const SPAM_REFILL: Duration = Duration::from_secs(300);
+
+type SpamKey = (String, String, String, String, String, String, String);
+
+/// client-go's `EventSourceObjectSpamFilter` with its defaults (burst [`SPAM_BURST`], refill
+/// [`SPAM_REFILL`]), keyed like its `getSpamKey` (source and involved object), for the whole
+/// process (controller-runtime has one recorder provider per manager): whether an event of
+/// `reporter` about `regarding` may be written now.
+pub fn spam_allowed(reporter: &Reporter, regarding: &ObjectReference) -> bool {
+    static LIMITER: OnceLock<DefaultKeyedRateLimiter<SpamKey>> = OnceLock::new();
+    let limiter = LIMITER.get_or_init(|| {
+        RateLimiter::keyed(
+            Quota::with_period(SPAM_REFILL)
+                .expect("non-zero period")
+                .allow_burst(NonZeroU32::new(SPAM_BURST).expect("non-zero burst")),
+        )
+    });
+    let s = |o: &Option<String>| o.clone().unwrap_or_default();
+    let key = (
+        reporter.controller.clone(),
+        s(&reporter.instance),
+        s(&regarding.kind),
+        s(&regarding.namespace),
+        s(&regarding.name),
+        s(&regarding.uid),
+        s(&regarding.api_version),
+    );
+    limiter.check_key(&key).is_ok()
+}
 
 /// The reporting component of every event (`reportingController`).
 pub const COMPONENT: &str = "kruise-manager";
@@ -134,6 +179,16 @@ impl EventRecorder {
         reason: &str,
         note: &str,
     ) -> Result<(), kube::Error> {
+        if !spam_allowed(&self.reporter, regarding) {
+            tracing::debug!(
+                kind = regarding.kind.as_deref().unwrap_or_default(),
+                namespace = regarding.namespace.as_deref().unwrap_or_default(),
+                name = regarding.name.as_deref().unwrap_or_default(),
+                reason,
+                "event dropped by the spam filter (client-go's: 25 per object, then 1 per 5 minutes)"
+            );
+            return Ok(());
+        }
         self.inner
             .publish(&build_event(type_, reason, note), regarding)
             .await
@@ -189,6 +244,27 @@ mod tests {
         let ev = build_event(EventType::Normal, &"R".repeat(200), "x");
         assert_eq!(ev.reason.len(), MAX_REASON_BYTES);
         assert_eq!(ev.note.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn spam_filter_lets_25_through_per_object_as_client_go() {
+        let reporter = Reporter {
+            controller: COMPONENT.to_string(),
+            instance: Some("spam-test".into()),
+        };
+        let obj = |name: &str| ObjectReference {
+            kind: Some("CloneSet".into()),
+            namespace: Some("ns".into()),
+            name: Some(name.into()),
+            uid: Some(format!("uid-{name}")),
+            ..Default::default()
+        };
+        let allowed = (0..100)
+            .filter(|_| spam_allowed(&reporter, &obj("a")))
+            .count();
+        assert_eq!(allowed, SPAM_BURST as usize);
+        // Another object has its own budget.
+        assert!(spam_allowed(&reporter, &obj("b")));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! [`cache`] (one informer per resource type, indexes, sync gate), [`runner`] (the [`Context`]
 //! and [`run_controller`](runner::run_controller): workers, metrics, retries, WaitForCacheSync),
 //! [`leader`] (Lease leader election), [`metrics`] (controller-runtime compatible Prometheus
-//! metrics), [`restmetrics`] (client-go's request metrics), [`events`] (Kubernetes Events),
+//! metrics), [`restmetrics`] (client-go's request metrics), [`throttle`] (client-side rate
+//! limiting of API requests), [`events`] (Kubernetes Events),
 //! [`features`] (OpenKruise feature gates) and [`server`] (`/healthz`, `/readyz`, `/metrics`).
 
 pub mod cache;
@@ -17,6 +18,7 @@ pub mod runner;
 pub mod server;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod throttle;
 
 pub use runner::Context;
 

@@ -15,6 +15,9 @@
 //! | `workqueue_queue_duration_seconds`                    | histogram | `name`                   |
 //! | `kruise_manager_is_leader`                            | gauge     | —                        |
 //! | `leader_election_slowpath_total`                      | counter   | `name`                   |
+//! | `rest_client_requests_total`                          | counter   | `code`, `host`, `method` |
+//! | `rest_client_rate_limiter_duration_seconds`           | histogram | `verb`, `host`           |
+//! | `kruise_rest_client_writes_total`                     | counter   | `group`, `resource`, `subresource`, `verb`, `code` |
 //!
 //! `result` is one of `success`, `error`, `requeue`, `requeue_after` ([`ReconcileResult`]).
 //! Controllers add their own families with [`Metrics::register`] (CloneSet:
@@ -110,6 +113,30 @@ struct RestLabels {
     method: String,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RestWriteLabels {
+    group: String,
+    resource: String,
+    subresource: String,
+    verb: String,
+    code: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct VerbHostLabels {
+    verb: String,
+    host: String,
+}
+
+/// Buckets of client-go's `rest_client_rate_limiter_duration_seconds`, in seconds.
+pub const RATE_LIMITER_BUCKETS: &[f64] = &[
+    0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
+];
+
+fn rate_limiter_histogram() -> Histogram {
+    Histogram::new(RATE_LIMITER_BUCKETS.iter().copied())
+}
+
 /// Labels `{namespace, name}` of a per-object metric (e.g. OpenKruise's
 /// `cloneset_scale_expectation_leakage`), for families registered with [`Metrics::register`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -179,6 +206,8 @@ pub struct Metrics {
     is_leader: Gauge,
     leader_slowpath_total: Family<NameLabels, Counter>,
     rest_client_requests_total: Family<RestLabels, Counter>,
+    rest_client_writes_total: Family<RestWriteLabels, Counter>,
+    rest_client_rate_limiter_duration_seconds: Family<VerbHostLabels, Histogram, fn() -> Histogram>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -283,6 +312,22 @@ impl Metrics {
             "Number of HTTP requests to the API server, partitioned by status code, method, and host",
             rest_client_requests_total.clone(),
         );
+        let rest_client_writes_total = Family::<RestWriteLabels, Counter>::default();
+        registry.register(
+            "kruise_rest_client_writes",
+            "Number of write requests (POST, PUT, PATCH, DELETE) to the API server, partitioned by \
+             API group, resource, subresource, Kubernetes verb and status code",
+            rest_client_writes_total.clone(),
+        );
+        let rest_client_rate_limiter_duration_seconds =
+            Family::<VerbHostLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                rate_limiter_histogram,
+            );
+        registry.register(
+            "rest_client_rate_limiter_duration_seconds",
+            "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+            rest_client_rate_limiter_duration_seconds.clone(),
+        );
 
         Self {
             registry: std::sync::Mutex::new(registry),
@@ -299,7 +344,42 @@ impl Metrics {
             is_leader,
             leader_slowpath_total,
             rest_client_requests_total,
+            rest_client_writes_total,
+            rest_client_rate_limiter_duration_seconds,
         }
+    }
+
+    /// Counts one write request (`kruise_rest_client_writes_total{group,resource,subresource,
+    /// verb,code}`): what it wrote (from its path), its Kubernetes verb and HTTP status.
+    pub fn rest_client_write(
+        &self,
+        group: &str,
+        resource: &str,
+        subresource: &str,
+        verb: &str,
+        code: &str,
+    ) {
+        self.rest_client_writes_total
+            .get_or_create(&RestWriteLabels {
+                group: group.to_owned(),
+                resource: resource.to_owned(),
+                subresource: subresource.to_owned(),
+                verb: verb.to_owned(),
+                code: code.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Records how long a request waited for the client-side rate limiter
+    /// (`rest_client_rate_limiter_duration_seconds{verb,host}`, client-go's histogram; `verb` is
+    /// the HTTP method).
+    pub fn rest_client_rate_limiter_wait(&self, verb: &str, host: &str, waited: Duration) {
+        self.rest_client_rate_limiter_duration_seconds
+            .get_or_create(&VerbHostLabels {
+                verb: verb.to_owned(),
+                host: host.to_owned(),
+            })
+            .observe(waited.as_secs_f64());
     }
 
     /// Counts one API request (`rest_client_requests_total{code,host,method}`, client-go's

@@ -4,8 +4,11 @@
 //!
 //! `rollout` (the default when no subcommand is given): in-place rollout of one CloneSet.
 //! 1. Makes sure there are at least `--nodes` kwok nodes (Ready) and the CRDs are installed.
-//! 2. Starts the given kruise-manager binary (leader election off, watching only the
-//!    benchmark's namespace).
+//! 2. Starts the given manager binary cluster-wide (`--namespace` with `--watch-namespace`) with
+//!    only flags OpenKruise's manager accepts too (`--kubeconfig`, leader election off,
+//!    `--metrics-addr`, `--health-probe-addr`, `--<kind>-workers 3`, `--rest-config-qps/-burst`
+//!    from `--qps`/`--burst`, default 30/50 as OpenKruise), and waits for its `/readyz`. The Go
+//!    manager runs through `hack/bench/openkruise-manager.sh` (webhooks, certificates, env).
 //! 3. Creates a CloneSet of `--pods` pods (InPlaceIfPossible, maxUnavailable 100%) and waits for
 //!    all of them to be ready.
 //! 4. Changes the image and measures the time until every pod is updated and ready, the API
@@ -13,6 +16,7 @@
 //!    per updated pod, and the manager's peak RSS (VmHWM).
 //! 5. Baseline: patches the image of the same pods directly with a bare client (the physical
 //!    limit: one write per pod, kwok simulating the restart) and reports the time ratio.
+//! 6. With `--json FILE`, writes the result (times, writes by resource, RSS, baseline) as JSON.
 //!
 //! `scale`: `--clonesets` CloneSets of `--pods-per-cloneset` pods, one or more manager binaries
 //! measured in turn on the same objects.
@@ -94,6 +98,32 @@ struct RolloutArgs {
     /// so `--pods` is ignored and `--nodes` sets the size, e.g. `--nodes 500`).
     #[arg(long, value_enum, default_value_t = Workload::Cloneset)]
     workload: Workload,
+
+    /// Extra flag passed to the manager (repeatable), e.g. --manager-arg=--feature-gates=X=true.
+    /// Only flags every measured manager accepts keep the comparison fair.
+    #[arg(long = "manager-arg", value_name = "ARG", allow_hyphen_values = true)]
+    manager_args: Vec<String>,
+
+    /// Client-side QPS of the manager (passed as `--rest-config-qps`; OpenKruise's default 30).
+    #[arg(long, default_value_t = 30)]
+    qps: u32,
+
+    /// Client-side burst of the manager (passed as `--rest-config-burst`; OpenKruise's default 50).
+    #[arg(long, default_value_t = 50)]
+    burst: u32,
+
+    /// Run the manager with `--namespace <the benchmark's namespace>` instead of cluster-wide
+    /// (kruise-rs only: OpenKruise v1.9.0 panics with `--namespace` in its DaemonSet controller).
+    #[arg(long)]
+    watch_namespace: bool,
+
+    /// How long to wait for the manager's `/readyz` before creating the workload, in seconds.
+    #[arg(long, default_value_t = 180)]
+    ready_timeout_seconds: u64,
+
+    /// Also write the result as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 /// The workload kind of the rollout benchmark.
@@ -376,7 +406,12 @@ struct Manager {
 }
 
 impl Manager {
-    fn start(binary: &Path, ns: &str, extra: &[String], log_name: &str) -> Result<Self, String> {
+    fn start(
+        binary: &Path,
+        ns: Option<&str>,
+        extra: &[String],
+        log_name: &str,
+    ) -> Result<Self, String> {
         let metrics = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let health = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let (file, log) = log_file(log_name).map_err(|e| format!("log file {log_name}: {e}"))?;
@@ -389,7 +424,7 @@ impl Manager {
             .arg(metrics.to_string())
             .arg("--health-probe-addr")
             .arg(health.to_string())
-            .args(["--namespace", ns])
+            .args(ns.iter().flat_map(|ns| ["--namespace", ns]))
             .args(extra)
             .stdout(Stdio::from(file))
             .stderr(Stdio::from(stderr))
@@ -577,6 +612,46 @@ impl Requests {
     }
 }
 
+/// The manager's writes by what they wrote (`kruise_rest_client_writes_total`): key
+/// `group/resource[/subresource] verb code`.
+fn writes_by_resource(text: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for s in parse_prometheus(text) {
+        if s.name != "kruise_rest_client_writes_total" {
+            continue;
+        }
+        let group = s.label("group").unwrap_or("");
+        let resource = s.label("resource").unwrap_or("");
+        let sub = s.label("subresource").unwrap_or("");
+        let mut key = if group.is_empty() {
+            resource.to_string()
+        } else {
+            format!("{resource}.{group}")
+        };
+        if !sub.is_empty() {
+            key = format!("{key}/{sub}");
+        }
+        let key = format!(
+            "{key} {} {}",
+            s.label("verb").unwrap_or(""),
+            s.label("code").unwrap_or("")
+        );
+        *out.entry(key).or_default() += s.value as u64;
+    }
+    out
+}
+
+/// The manager's `/metrics` text.
+async fn scrape_text(http: &reqwest::Client, m: &Manager) -> Result<String, String> {
+    match http_get(http, m.metrics, "/metrics").await? {
+        (200, body) => Ok(body),
+        (status, body) => Err(format!(
+            "manager /metrics answered {status}: {}",
+            body.chars().take(200).collect::<String>()
+        )),
+    }
+}
+
 /// `GET http://<addr><path>`: status and body.
 async fn http_get(
     http: &reqwest::Client,
@@ -700,24 +775,55 @@ async fn rollout_measure(
 ) -> Result<(), String> {
     let (env, http) = (env, http);
 
-    // 2. The manager, watching only the benchmark's namespace (other tests may share the testbed).
+    // 2. The manager, cluster-wide unless --watch-namespace (flags both managers accept), and
+    //    its readiness before the workload exists.
     let ns = env.namespace("bench").await.map_err(|e| e.to_string())?;
-    let extra = a.workload.flags();
+    let mut extra = a.workload.flags().to_vec();
+    extra.push(format!("--rest-config-qps={}", a.qps));
+    extra.push(format!("--rest-config-burst={}", a.burst));
+    extra.extend(a.manager_args.iter().cloned());
+    let started = Instant::now();
     let mut manager = Manager::start(
         &a.manager,
-        ns.name(),
+        a.watch_namespace.then_some(ns.name()),
         &extra,
         &format!("{}-manager.log", ns.name()),
     )?;
-    let result = rollout_run(env, &ns, a, http, &mut manager).await;
+    println!(
+        "manager {} pid {} (log {}), flags {}",
+        a.manager.display(),
+        manager.pid,
+        manager.log.display(),
+        extra.join(" ")
+    );
+    let result = match wait_ready(
+        http,
+        &mut manager,
+        Duration::from_secs(a.ready_timeout_seconds),
+    )
+    .await
+    {
+        Ok(()) => {
+            let ready = started.elapsed();
+            println!(
+                "manager ready (/readyz 200) after {:.1}s",
+                ready.as_secs_f64()
+            );
+            rollout_run(env, &ns, a, http, &mut manager)
+                .await
+                .map(|r| (ready, r))
+        }
+        Err(e) => Err(e),
+    };
     let peak = proc_status_mib(manager.pid, "VmHWM");
-    drop(manager);
-    let (rollout, writes, baseline, pods) = result?;
+    manager.stop().await;
+    let (ready, (rollout, writes, by_resource, baseline, pods)) = result?;
     println!();
     println!(
-        "== kruise-bench rollout: {:?} of {pods} pods on {node_count} kwok nodes ==",
-        a.workload
+        "== kruise-bench rollout: {:?} of {pods} pods on {node_count} kwok nodes, client QPS {} burst {} ==",
+        a.workload, a.qps, a.burst
     );
+    println!("manager: {}", a.manager.display());
     println!(
         "in-place rollout (maxUnavailable 100%): {:.1}s to all updated and ready",
         rollout.as_secs_f64()
@@ -726,6 +832,12 @@ async fn rollout_measure(
         "manager API writes during the rollout: {writes} ({:.2} per updated pod)",
         writes as f64 / pods as f64
     );
+    for (key, n) in &by_resource {
+        println!(
+            "  {key}: {n} ({:.2} per updated pod)",
+            *n as f64 / pods as f64
+        );
+    }
     match peak {
         Some(mb) => println!("manager peak RSS (VmHWM): {mb:.1} MiB"),
         None => println!("manager peak RSS: unavailable"),
@@ -738,8 +850,54 @@ async fn rollout_measure(
         "ratio rollout / baseline: {:.2}",
         rollout.as_secs_f64() / baseline.as_secs_f64().max(0.001)
     );
+    if let Some(path) = &a.json {
+        let out = json!({
+            "scenario": "rollout",
+            "workload": format!("{:?}", a.workload),
+            "manager": a.manager.display().to_string(),
+            "pods": pods,
+            "nodes": node_count,
+            "qps": a.qps,
+            "burst": a.burst,
+            "clusterWide": !a.watch_namespace,
+            "readySeconds": ready.as_secs_f64(),
+            "rolloutSeconds": rollout.as_secs_f64(),
+            "writes": writes,
+            "writesPerPod": writes as f64 / pods as f64,
+            "writesByResource": by_resource,
+            "peakRssMiB": peak,
+            "baselineSeconds": baseline.as_secs_f64(),
+            "ratioToBaseline": rollout.as_secs_f64() / baseline.as_secs_f64().max(0.001),
+        });
+        std::fs::write(path, format!("{out:#}\n"))
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        println!("result written to {}", path.display());
+    }
     ns.delete().await.map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// Waits until the manager's `/readyz` answers 200 (caches synced; for OpenKruise also its
+/// webhook server), failing if the process exits first.
+async fn wait_ready(
+    http: &reqwest::Client,
+    m: &mut Manager,
+    timeout: Duration,
+) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        m.check_running()?;
+        if let Ok((200, _)) = http_get(http, m.health, "/readyz").await {
+            return Ok(());
+        }
+        if start.elapsed() > timeout {
+            return Err(format!(
+                "manager not ready (/readyz) after {timeout:?}; log {}",
+                m.log.display()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 async fn rollout_run(
@@ -748,7 +906,16 @@ async fn rollout_run(
     a: &RolloutArgs,
     http: &reqwest::Client,
     manager: &mut Manager,
-) -> Result<(Duration, u64, Duration, usize), String> {
+) -> Result<
+    (
+        Duration,
+        u64,
+        std::collections::BTreeMap<String, u64>,
+        Duration,
+        usize,
+    ),
+    String,
+> {
     let timeout = Duration::from_secs(a.timeout_seconds);
     let pods: Api<Pod> = ns.api();
     let cs_api: Api<DynamicObject> =
@@ -785,6 +952,7 @@ async fn rollout_run(
     println!("in-place rollout nginx:1.25 -> nginx:1.26");
     manager.check_running()?;
     let w0 = scrape_requests(http, manager).await?;
+    let r0 = writes_by_resource(&scrape_text(http, manager).await?);
     cs_api
         .patch("bench", &PatchParams::default(), &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}})))
         .await
@@ -806,6 +974,11 @@ async fn rollout_run(
     .await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let writes = scrape_requests(http, manager).await?.since(&w0).writes;
+    let mut by_resource = writes_by_resource(&scrape_text(http, manager).await?);
+    for (k, v) in by_resource.iter_mut() {
+        *v = v.saturating_sub(r0.get(k).copied().unwrap_or(0));
+    }
+    by_resource.retain(|_, v| *v > 0);
 
     // Baseline: the same pods, patched directly (manager paused so it does not interfere).
     cs_api
@@ -856,7 +1029,7 @@ async fn rollout_run(
     )
     .await?;
     let baseline = start.elapsed();
-    Ok((rollout, writes, baseline, n))
+    Ok((rollout, writes, by_resource, baseline, n))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1027,7 +1200,7 @@ async fn scale_run(
     let first = &a.managers[0];
     let mut manager = Manager::start(
         first,
-        ns.name(),
+        Some(ns.name()),
         &a.manager_args,
         &format!("{}-create.log", ns.name()),
     )?;
@@ -1172,7 +1345,7 @@ async fn scale_run(
 
         let log_name = format!("{}-manager-{i}.log", ns.name());
         let start = Instant::now();
-        let mut manager = Manager::start(binary, ns.name(), &a.manager_args, &log_name)?;
+        let mut manager = Manager::start(binary, Some(ns.name()), &a.manager_args, &log_name)?;
         println!(
             "  started pid {} (log {})",
             manager.pid,
