@@ -377,6 +377,19 @@ struct Manager {
 
 impl Manager {
     fn start(binary: &Path, ns: &str, extra: &[String], log_name: &str) -> Result<Self, String> {
+        let mut args = vec!["--namespace".to_string(), ns.to_string()];
+        args.extend_from_slice(extra);
+        Self::spawn(binary, &args, &[], log_name)
+    }
+
+    /// Starts `binary` with the testbed's kubeconfig, leader election off, metrics and health on
+    /// free loopback ports, then `args`, with `envs` added to its environment.
+    fn spawn(
+        binary: &Path,
+        args: &[String],
+        envs: &[(&str, &str)],
+        log_name: &str,
+    ) -> Result<Self, String> {
         let metrics = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let health = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let (file, log) = log_file(log_name).map_err(|e| format!("log file {log_name}: {e}"))?;
@@ -389,8 +402,8 @@ impl Manager {
             .arg(metrics.to_string())
             .arg("--health-probe-addr")
             .arg(health.to_string())
-            .args(["--namespace", ns])
-            .args(extra)
+            .args(args)
+            .envs(envs.iter().copied())
             .stdout(Stdio::from(file))
             .stderr(Stdio::from(stderr))
             .spawn()
