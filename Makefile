@@ -10,8 +10,8 @@ demo: ## README command 1: testbed + CRDs + kruise-manager + a CloneSet in-place
 test: ## run all tests: fmt, CRD staleness, clippy, unit + e2e on the local testbed (started and stopped if not running)
 	hack/test.sh
 
-testbed-up: ## start the local control plane + kwok nodes (NODES=3); builds binaries on first use
-	hack/testbed/testbed.sh up --nodes $(or $(NODES),3)
+testbed-up: ## start the local control plane + kwok nodes (NODES=3) + real nodes (REAL_NODES=1); builds binaries on first use
+	hack/testbed/testbed.sh up --nodes $(or $(NODES),3) --real-nodes $(or $(REAL_NODES),1)
 
 testbed-down: ## stop the testbed (WIPE=1 also deletes its data)
 	hack/testbed/testbed.sh down $(if $(WIPE),--wipe,)
@@ -19,7 +19,7 @@ testbed-down: ## stop the testbed (WIPE=1 also deletes its data)
 testbed-status: ## show testbed processes, memory and nodes
 	hack/testbed/testbed.sh status
 
-testbed-build: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
+testbed-build: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, kubelet, crictl, pause
 	hack/testbed/build.sh
 
 crds: ## regenerate config/crd/bases, config/webhook and config/rbac from the Rust code

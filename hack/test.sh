@@ -5,8 +5,10 @@
 #   hack/test.sh              # what `make test` and CI run
 #   KEEP_TESTBED=1 hack/test.sh   # leave a testbed this script started running afterwards
 #
-# If the testbed is already up it is reused and left running; otherwise it is started and
-# stopped again on exit (also on failure).
+# If the testbed is already up it is reused and left running; otherwise it is started (with its
+# default real node: containerd + kubelet, which needs root) and stopped again on exit (also on
+# failure). Stopping checks that the real node left the host as it found it (processes, mounts,
+# cgroups, interfaces, sysctls); if not, the run fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +18,10 @@ cleanup() {
   local rc=$?
   if [ "$started_testbed" = 1 ] && [ "${KEEP_TESTBED:-0}" != 1 ]; then
     step "stopping the testbed this run started"
-    hack/testbed/testbed.sh down || true
+    if ! hack/testbed/testbed.sh down; then
+      echo "testbed teardown failed or left the host unclean (see NOT CLEAN above)" >&2
+      [ "$rc" != 0 ] || rc=1
+    fi
   fi
   if [ "$rc" = 0 ]; then step "all tests passed"; else step "FAILED (exit $rc)"; fi
   exit "$rc"

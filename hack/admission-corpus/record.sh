@@ -4,6 +4,10 @@
 # Needs: Go (builds the manager from --src), the kruise-rs testbed (started if not running).
 # Never run it while kruise-manager or the e2e tests use the testbed: both own the same webhook
 # configurations and CRD conversion settings.
+# Environment (defaults in brackets): KRUISE_TESTBED_DIR, KRUISE_TESTBED_PORT_BASE (which testbed,
+# see hack/testbed/testbed.sh), WEBHOOK_PORT [9876], METRICS_PORT [18180] and HEALTH_PORT [18100]
+# (the Go manager's listeners), CORPUS_WORK (work directory, reused: keeps the built manager),
+# CARGO_TARGET_DIR [target].
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 log() { echo "[corpus] $*" >&2; }
@@ -24,6 +28,8 @@ command -v go >/dev/null || die "go is not installed"
 WORK="${CORPUS_WORK:-$(mktemp -d /tmp/kruise-corpus.XXXXXX)}"
 BIN="$WORK/openkruise-manager"
 PORT="${WEBHOOK_PORT:-9876}"
+METRICS_PORT="${METRICS_PORT:-18180}"
+HEALTH_PORT="${HEALTH_PORT:-18100}"
 URL="https://127.0.0.1:$PORT"
 
 if [ ! -x "$BIN" ]; then
@@ -38,7 +44,7 @@ command -v kubectl >/dev/null || die "kubectl not on PATH after testbed env"
 
 log "building kruise-admission-corpus"
 cargo build -q -p kruise-e2e --bin kruise-admission-corpus || die "cargo build failed"
-REC=target/debug/kruise-admission-corpus
+REC="${CARGO_TARGET_DIR:-target}/debug/kruise-admission-corpus"
 
 log "installing OpenKruise's CRDs and webhook configurations (called at $URL)"
 kubectl kustomize "$SRC/config/default" > "$WORK/rendered.yaml" || die "kubectl kustomize failed"
@@ -60,16 +66,16 @@ log "starting the OpenKruise manager (AllAlpha, AllBeta, as OpenKruise's e2e run
 mkdir -p "$WORK/certs"
 POD_NAMESPACE=kruise-system WEBHOOK_HOST=127.0.0.1 WEBHOOK_PORT="$PORT" WEBHOOK_CERT_DIR="$WORK/certs" WEBHOOK_CERT_WRITER=fs \
   "$BIN" --feature-gates=AllAlpha=true,AllBeta=true,EnableExternalCerts=false,TemplateNoDefaults=false \
-  --enable-leader-election=false --metrics-addr=127.0.0.1:18180 --health-probe-addr=127.0.0.1:18100 \
+  --enable-leader-election=false --metrics-addr="127.0.0.1:$METRICS_PORT" --health-probe-addr="127.0.0.1:$HEALTH_PORT" \
   --enable-pprof=false --logtostderr=true --v=2 --kubeconfig="$KUBECONFIG" > "$WORK/manager.log" 2>&1 &
 MPID=$!
 for i in $(seq 120); do
-  curl -sf http://127.0.0.1:18100/readyz >/dev/null 2>&1 && [ -s "$WORK/certs/ca-cert.pem" ] && break
+  curl -sf "http://127.0.0.1:$HEALTH_PORT/readyz" >/dev/null 2>&1 && [ -s "$WORK/certs/ca-cert.pem" ] && break
   kill -0 "$MPID" 2>/dev/null || die "the manager exited; see $WORK/manager.log"
   [ $((i % 10)) -eq 0 ] && log "waiting for the manager to be ready (${i}s)"
   sleep 1
 done
-curl -sf http://127.0.0.1:18100/readyz >/dev/null || die "the manager is not ready after 120 s; see $WORK/manager.log"
+curl -sf "http://127.0.0.1:$HEALTH_PORT/readyz" >/dev/null || die "the manager is not ready after 120 s; see $WORK/manager.log"
 
 kubectl create namespace corpus >/dev/null 2>&1 || true
 "$REC" record --url "$URL" --ca "$WORK/certs/ca-cert.pem" --out tests/admission-corpus "${ONLY[@]}"

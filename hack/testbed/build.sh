@@ -47,6 +47,12 @@ build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$tools" "$kube_ldflag
 build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$tools" "$kube_ldflags"
 build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$tools" "$kube_ldflags"
 build kubectl k8s.io/kubernetes/cmd/kubectl "$tools" "$kube_ldflags"
+# Real nodes (see realnode.sh): the kubelet from the same module graph and version flags,
+# crictl (cri-tools, own module: its go.mod pins a release, the proxy has no @latest),
+# and the sandbox image's pause program.
+build kubelet k8s.io/kubernetes/cmd/kubelet "$tools" "$kube_ldflags"
+build crictl sigs.k8s.io/cri-tools/cmd/crictl "$here/crictl"
+build pause . "$here/images/pause"
 
 # kwok has no replace directives, so it builds as a plain module install with its own go.mod.
 if [ ! -x "$TESTBED_BIN/kwok" ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kruise-rs local testbed: a real Kubernetes control plane on 127.0.0.1 with kwok fake nodes.
 #
-#   hack/testbed/testbed.sh up [--nodes N] [--wipe]   build (first time only) and start everything
+#   hack/testbed/testbed.sh up [--nodes N] [--real-nodes N] [--wipe]
+#                                                     build (first time only) and start everything
 #   hack/testbed/testbed.sh down [--wipe]             stop what `up` started; --wipe deletes the data
 #   hack/testbed/testbed.sh status                    what runs, and where
 #   hack/testbed/testbed.sh env                       print `export KUBECONFIG=...` for your shell
@@ -9,12 +10,17 @@
 # Components: etcd, kube-apiserver (RBAC, service accounts, default admission plugins),
 # kube-controller-manager (all default controllers), kube-scheduler, and kwok managing N fake
 # nodes labelled with topology.kubernetes.io/zone over three zones. Pods on those nodes are
-# simulated by the stages in kwok-stages.yaml.
+# simulated by the stages in kwok-stages.yaml. Beside them, real nodes (containerd + runc + a
+# kubelet, see realnode.sh; default 1) and a local image registry with stand-in images
+# (images.sh). With kwok nodes present the real nodes are tainted kruise-rs.io/real-node=true:
+# NoSchedule (label type=real) so only pods that opt in run there; with --nodes 0 (alias
+# --kwok-nodes 0) every schedulable node is real and untainted.
 #
 # Environment:
 #   KRUISE_TESTBED_DIR   state directory (pki, etcd data, logs, pid files, kubeconfig)
 #                        default: ${XDG_STATE_HOME:-~/.local/state}/kruise-rs/testbed
 #   KRUISE_TESTBED_NODES number of fake nodes (default 3; --nodes wins)
+#   KRUISE_TESTBED_REAL_NODES number of real nodes (default 1; --real-nodes wins; needs root)
 #   KRUISE_TESTBED_PORT_BASE  first port of the block used (default 16440)
 set -euo pipefail
 
@@ -27,6 +33,7 @@ LOGS="$STATE_DIR/logs"
 RUN="$STATE_DIR/run"
 KUBECONFIG_PATH="$STATE_DIR/kubeconfig"
 NODES="${KRUISE_TESTBED_NODES:-3}"
+REAL_NODES="${KRUISE_TESTBED_REAL_NODES:-1}"
 BASE="${KRUISE_TESTBED_PORT_BASE:-16440}"
 APISERVER_PORT=$((BASE + 3))       # 16443
 ETCD_PORT=$((BASE + 0))            # 16440
@@ -69,6 +76,8 @@ start() {
 }
 
 kctl() { "$TESTBED_BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
+
+source "$here/realnode.sh"
 
 gen_pki() {
   [ -f "$PKI/ca.crt" ] && return
@@ -157,14 +166,21 @@ cmd_up() {
   local wipe=false
   while [ $# -gt 0 ]; do
     case $1 in
-      --nodes) NODES=$2; shift 2;;
-      --nodes=*) NODES=${1#*=}; shift;;
+      --nodes|--kwok-nodes) NODES=$2; shift 2;;
+      --nodes=*|--kwok-nodes=*) NODES=${1#*=}; shift;;
+      --real-nodes) REAL_NODES=$2; shift 2;;
+      --real-nodes=*) REAL_NODES=${1#*=}; shift;;
       --wipe) wipe=true; shift;;
       *) die "unknown flag for up: $1";;
     esac
   done
-  [[ "$NODES" =~ ^[0-9]+$ ]] && [ "$NODES" -ge 1 ] || die "--nodes must be a positive integer, got '$NODES'"
+  [[ "$NODES" =~ ^[0-9]+$ ]] || die "--nodes must be a non-negative integer, got '$NODES'"
+  [[ "$REAL_NODES" =~ ^[0-9]+$ ]] || die "--real-nodes must be a non-negative integer, got '$REAL_NODES'"
+  [ $((NODES + REAL_NODES)) -ge 1 ] || die "the testbed needs at least one node (--nodes or --real-nodes)"
+  # Real nodes are tainted while kwok nodes are there; alone, every schedulable node is real.
+  REAL_TAINTED=1; [ "$NODES" -gt 0 ] || REAL_TAINTED=0
   local t0; t0=$(date +%s%N)
+  [ "$REAL_NODES" -eq 0 ] || rn_install_packages
   "$here/build.sh"
   if $wipe; then cmd_down --wipe; fi
   mkdir -p "$LOGS" "$RUN" "$STATE_DIR/etcd"
@@ -189,6 +205,7 @@ cmd_up() {
     --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
     --client-ca-file "$PKI/ca.crt" \
     --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+    --kubelet-preferred-address-types InternalIP,Hostname \
     --authorization-mode Node,RBAC \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
@@ -198,6 +215,9 @@ cmd_up() {
     --profiling=false \
     --v=1
   wait_until kube-apiserver 120 kctl get --raw /readyz
+  if [ "$REAL_NODES" -gt 0 ] && ! tr '\0' ' ' < "/proc/$(pid_of kube-apiserver)/cmdline" | grep -q kubelet-preferred-address-types; then
+    die "the running kube-apiserver predates real nodes (no --kubelet-preferred-address-types): run 'testbed.sh down' then 'up'"
+  fi
 
   log "starting kube-controller-manager and kube-scheduler"
   start kube-controller-manager "$TESTBED_BIN/kube-controller-manager" \
@@ -232,11 +252,12 @@ cmd_up() {
   wait_until kube-scheduler 90 curl -fsSk "https://127.0.0.1:$SCHED_PORT/healthz"
   wait_until kwok 60 curl -fsS "http://127.0.0.1:$KWOK_PORT/healthz"
 
-  create_nodes | kctl apply -f - >/dev/null
-  # Nodes beyond NODES from an earlier `up --nodes` are removed so the count is exact.
+  [ "$NODES" -eq 0 ] || create_nodes | kctl apply -f - >/dev/null
+  # Nodes beyond NODES from an earlier `up --nodes` are removed so the count is exact; with no
+  # kwok nodes asked for, every kwok node goes (also ones tests created).
   kctl get nodes -l type=kwok -o name | while read -r n; do
     local idx=${n#node/kwok-node-}
-    if [ "$idx" -ge "$NODES" ] 2>/dev/null; then kctl delete "$n" --wait=false >/dev/null; fi
+    if [ "$NODES" -eq 0 ] || [ "$idx" -ge "$NODES" ] 2>/dev/null; then kctl delete "$n" --wait=false >/dev/null; fi
   done
   log "waiting for $NODES nodes to be Ready"
   local deadline=$(( $(date +%s) + 90 ))
@@ -266,8 +287,12 @@ SC
   # controller-manager; pods cannot be created before it exists.
   wait_until kube-controller-manager 60 kctl -n default get serviceaccount default
 
+  rn_up "$REAL_NODES"
+
   local took_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-  log "testbed is up in $((took_ms / 1000)).$(printf %03d $((took_ms % 1000)))s: $NODES nodes Ready (kubernetes $KUBE_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
+  local what="$NODES kwok nodes"
+  [ "$REAL_NODES" -eq 0 ] || what+=" and $REAL_NODES real node(s) ($([ "$REAL_TAINTED" = 1 ] && echo "tainted $REAL_NODE_TAINT" || echo untainted), registry $REGISTRY_ADDR)"
+  log "testbed is up in $((took_ms / 1000)).$(printf %03d $((took_ms % 1000)))s: $what Ready (kubernetes $KUBE_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
   log "kubeconfig: $KUBECONFIG_PATH"
   log "try: export KUBECONFIG=$KUBECONFIG_PATH; $TESTBED_BIN/kubectl get nodes -L topology.kubernetes.io/zone"
 }
@@ -275,7 +300,9 @@ SC
 cmd_down() {
   local wipe=false
   [ "${1:-}" = "--wipe" ] && wipe=true
-  local i name pid
+  local i name pid rc=0
+  # Real nodes first, while the API server still answers; fails if the host is not left clean.
+  rn_down || rc=$?
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
     name=${COMPONENTS[$i]}
     if is_running "$name"; then
@@ -289,8 +316,12 @@ cmd_down() {
   done
   if $wipe; then
     log "wiping $STATE_DIR"
-    rm -rf "$STATE_DIR"
+    if awk '{print $5}' /proc/self/mountinfo | grep -qF "$STATE_DIR/"; then
+      die "not wiping $STATE_DIR: something is still mounted under it"
+    fi
+    rm -rf --one-file-system "$STATE_DIR"
   fi
+  return $rc
 }
 
 cmd_status() {
@@ -303,10 +334,11 @@ cmd_status() {
       printf '%-26s stopped\n' "$name"; rc=1
     fi
   done
+  rn_status || rc=1
   echo "state dir:  $STATE_DIR"
   echo "kubeconfig: $KUBECONFIG_PATH"
   echo "binaries:   $TESTBED_BIN"
-  if is_running kube-apiserver; then kctl get nodes -L topology.kubernetes.io/zone 2>/dev/null || true; fi
+  if is_running kube-apiserver; then kctl get nodes -L type,topology.kubernetes.io/zone 2>/dev/null || true; fi
   return $rc
 }
 
@@ -314,7 +346,8 @@ case "${1:-}" in
   up) shift; cmd_up "$@";;
   down) shift; cmd_down "$@";;
   status) cmd_status;;
-  env) echo "export KUBECONFIG=$KUBECONFIG_PATH"; echo "export PATH=$TESTBED_BIN:\$PATH";;
+  env) echo "export KUBECONFIG=$KUBECONFIG_PATH"; echo "export PATH=$TESTBED_BIN:\$PATH"
+       [ "$(rn_count)" -eq 0 ] || echo "export KRUISE_TESTBED_REGISTRY=$REGISTRY_ADDR";;
   build) "$here/build.sh";;
-  *) echo "usage: $0 up [--nodes N] [--wipe] | down [--wipe] | status | env | build" >&2; exit 2;;
+  *) echo "usage: $0 up [--nodes N] [--real-nodes N] [--wipe] | down [--wipe] | status | env | build" >&2; exit 2;;
 esac

@@ -10,6 +10,11 @@
 
 use std::collections::BTreeMap;
 
+mod pod_sidecarset;
+mod sidecarset;
+
+pub use sidecarset::KRUISE_NAMESPACE;
+
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -41,6 +46,17 @@ pub struct Case {
     /// webhook left it on create (what the API server would have stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_object: Option<Value>,
+    /// The request's namespace (`request.namespace` of the AdmissionReview) when it is not
+    /// [`NAMESPACE`]: the pod-sidecarset corpus creates pods in several namespaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+impl Case {
+    /// The namespace the AdmissionReview names (`request.namespace`).
+    pub fn request_namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or(NAMESPACE)
+    }
 }
 
 /// A webhook's answer.
@@ -92,20 +108,28 @@ impl Record {
     }
 }
 
-/// `message` with the pointer addresses Go's `%#v` prints (`(*bool)(0x3a6b2c)`) replaced by
-/// `(0x0)`, so that recording the same case twice gives the same bytes.
+/// `message` with the pointer addresses Go prints replaced by `0x0`, so that recording the same
+/// case twice gives the same bytes: `%#v`'s `(*bool)(0x3a6b2c)` becomes `(*bool)(0x0)`, and
+/// `%+v`'s pointer fields (`PriorityStrategy:0x389f3cb02030`, a field name, `:` and at least six
+/// hex digits) become `PriorityStrategy:0x0`.
 pub fn without_pointer_addresses(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
-    while let Some(pos) = rest.find("(0x") {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 3..];
+    while let Some(pos) = rest.find("0x") {
+        let before = &rest[..pos];
+        let after = &rest[pos + 2..];
         let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
-        if hex > 0 && after[hex..].starts_with(')') {
-            out.push_str("(0x0)");
-            rest = &after[hex + 1..];
+        let in_parens = before.ends_with('(') && after[hex..].starts_with(')') && hex > 0;
+        let field_value = before
+            .strip_suffix(':')
+            .is_some_and(|b| b.ends_with(|c: char| c.is_ascii_alphanumeric()))
+            && hex >= 6;
+        out.push_str(before);
+        if in_parens || field_value {
+            out.push_str("0x0");
+            rest = &after[hex..];
         } else {
-            out.push_str("(0x");
+            out.push_str("0x");
             rest = after;
         }
     }
@@ -644,35 +668,63 @@ pub struct Corpus {
     pub name: &'static str,
     /// The cases, in a deterministic order.
     pub cases: Vec<Case>,
+    /// Objects the cluster holds while this corpus is recorded (created before its first case,
+    /// deleted after its last), as a client creates them; the recorder writes what the cluster
+    /// then held to `<name>.cluster.json`, which the replay looks objects up in. Empty for the
+    /// corpora recorded on an empty cluster.
+    pub cluster: Vec<Value>,
 }
 
 /// Every corpus: CloneSet, Advanced StatefulSet and Advanced DaemonSet (v1beta1 and v1alpha1
-/// each), Pod.
+/// each), Pod, SidecarSet (v1beta1 with OpenKruise's patch-metadata whitelist in the cluster,
+/// v1alpha1 without), and Pod again for SidecarSet injection (`pod-sidecarset`, with SidecarSets,
+/// ControllerRevisions and Namespaces in the cluster).
 pub fn all() -> Vec<Corpus> {
     vec![
         Corpus {
             name: "cloneset",
             cases: cloneset_cases(),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "statefulset-v1beta1",
             cases: statefulset_cases("v1beta1"),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "statefulset-v1alpha1",
             cases: statefulset_cases("v1alpha1"),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "daemonset-v1beta1",
             cases: daemonset_cases("v1beta1"),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "daemonset-v1alpha1",
             cases: daemonset_cases("v1alpha1"),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "pod",
             cases: pod_cases(),
+            cluster: Vec::new(),
+        },
+        Corpus {
+            name: "sidecarset-v1beta1",
+            cases: sidecarset::cases("v1beta1"),
+            cluster: sidecarset::cluster(true),
+        },
+        Corpus {
+            name: "sidecarset-v1alpha1",
+            cases: sidecarset::cases("v1alpha1"),
+            cluster: sidecarset::cluster(false),
+        },
+        Corpus {
+            name: "pod-sidecarset",
+            cases: pod_sidecarset::cases(),
+            cluster: pod_sidecarset::cluster(),
         },
     ]
 }
@@ -697,6 +749,7 @@ impl Builder {
             operation: "CREATE".into(),
             object: Some(object),
             old_object: None,
+            namespace: None,
         });
     }
 
@@ -719,6 +772,7 @@ impl Builder {
             operation: "UPDATE".into(),
             object: Some(object),
             old_object: Some(old),
+            namespace: None,
         });
     }
 
@@ -732,6 +786,7 @@ impl Builder {
             operation: "DELETE".into(),
             object: None,
             old_object: Some(old),
+            namespace: None,
         });
     }
 
@@ -1708,6 +1763,16 @@ mod tests {
         assert_eq!(
             without_pointer_addresses("Privileged:(*bool)(0x3a6b2c), x:(0x), y:(0xzz)"),
             "Privileged:(*bool)(0x0), x:(0x), y:(0xzz)"
+        );
+        assert_eq!(
+            without_pointer_addresses(
+                "MaxUnavailable:2 PriorityStrategy:0x389f3cb02030 ScatterStrategy:[]"
+            ),
+            "MaxUnavailable:2 PriorityStrategy:0x0 ScatterStrategy:[]"
+        );
+        assert_eq!(
+            without_pointer_addresses("value 0x1234567 a:0x12"),
+            "value 0x1234567 a:0x12"
         );
     }
 

@@ -10,7 +10,9 @@
 //! - [`wait_for`] and [`wait_for_object`]: polling with a timeout and a failure message that says
 //!   what was awaited and what was last seen;
 //! - [`kubectl`]: runs the testbed's kubectl against the same cluster;
-//! - [`ensure_kwok_nodes`]: makes sure enough kwok fake nodes exist and are Ready.
+//! - [`ensure_kwok_nodes`]: makes sure enough kwok fake nodes exist and are Ready;
+//! - [`real_node`], [`on_real_node`], [`testbed_registry`], [`registry_digest`]: the testbed's
+//!   real nodes (containerd + runc + kubelet, `hack/testbed/realnode.sh`) and its local registry.
 
 pub mod corpus;
 pub mod manager;
@@ -552,4 +554,89 @@ pub async fn ensure_kwok_nodes(env: &TestEnv, n: usize) -> Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+}
+
+/// Label of the testbed's real nodes (`type=real`; kwok nodes have `type=kwok`).
+pub const REAL_NODE_LABEL: (&str, &str) = ("type", "real");
+
+/// Taint of the real nodes while kwok nodes are there (`kruise-rs.io/real-node=true:NoSchedule`):
+/// pods must tolerate it to run on a real node.
+pub const REAL_NODE_TAINT: &str = "kruise-rs.io/real-node";
+
+/// The name of a Ready real node (label `type=real`), failing with instructions when the testbed
+/// has none (started with `--real-nodes 0`, or by a script that predates real nodes).
+pub async fn real_node(env: &TestEnv) -> Result<String> {
+    let nodes: Api<Node> = Api::all(env.client.clone());
+    let selector = format!("{}={}", REAL_NODE_LABEL.0, REAL_NODE_LABEL.1);
+    let list = nodes
+        .list(&ListParams::default().labels(&selector))
+        .await?
+        .items;
+    list.iter()
+        .filter(|n| node_ready(n))
+        .filter_map(|n| n.metadata.name.clone())
+        .min()
+        .ok_or_else(|| {
+            Error::TestbedUnavailable(format!(
+                "no Ready real node ({selector}) among {} real node(s); restart the testbed \
+                 with real nodes: `hack/testbed/testbed.sh down && hack/testbed/testbed.sh up` \
+                 (default --real-nodes 1; needs root)",
+                list.len()
+            ))
+        })
+}
+
+/// Makes the pod spec `spec` (JSON) run on the real node `node`: the real-node nodeSelector, a
+/// node affinity on its name (real nodes beside kwok nodes carry no `kubernetes.io/hostname`
+/// label) and a toleration of [`REAL_NODE_TAINT`].
+pub fn on_real_node(spec: &mut serde_json::Value, node: &str) {
+    spec["nodeSelector"] = serde_json::json!({REAL_NODE_LABEL.0: REAL_NODE_LABEL.1});
+    spec["affinity"] = serde_json::json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}});
+    let mut tolerations = spec["tolerations"].as_array().cloned().unwrap_or_default();
+    tolerations.push(serde_json::json!({"key": REAL_NODE_TAINT, "operator": "Exists"}));
+    spec["tolerations"] = serde_json::Value::Array(tolerations);
+}
+
+/// Address (`127.0.0.1:<port>`) of the testbed's local image registry, which every real node's
+/// containerd uses for all registries (`<state dir>/registry/address`, written by `up`).
+pub fn testbed_registry() -> Result<String> {
+    if let Ok(addr) = std::env::var("KRUISE_TESTBED_REGISTRY") {
+        return Ok(addr);
+    }
+    let path = testbed_state_dir().join("registry/address");
+    std::fs::read_to_string(&path)
+        .map(|s| s.trim().to_string())
+        .map_err(|e| Error::TestbedUnavailable(format!("registry address {}: {e}", path.display())))
+}
+
+/// The manifest digest (`sha256:...`) the local registry serves for `repository:tag`
+/// (repository path inside the registry, e.g. `library/nginx`); the kubelet reports it in
+/// `imageID` as `docker.io/library/nginx@sha256:...`.
+pub async fn registry_digest(repository: &str, tag: &str) -> Result<String> {
+    let url = format!(
+        "http://{}/v2/{repository}/manifests/{tag}",
+        testbed_registry()?
+    );
+    let response = reqwest::Client::new()
+        .head(&url)
+        .header(
+            "Accept",
+            "application/vnd.oci.image.manifest.v1+json, \
+             application/vnd.docker.distribution.manifest.v2+json, \
+             application/vnd.oci.image.index.v1+json",
+        )
+        .send()
+        .await
+        .map_err(|e| Error::Command(format!("HEAD {url}: {e}")))?;
+    if !response.status().is_success() {
+        return Err(Error::Command(format!("HEAD {url}: {}", response.status())));
+    }
+    response
+        .headers()
+        .get("Docker-Content-Digest")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .ok_or_else(|| Error::Command(format!("HEAD {url}: no Docker-Content-Digest")))
 }

@@ -65,6 +65,7 @@ pub struct ManagerSpec {
     extra: Vec<String>,
     started: usize,
     kubeconfig: Option<PathBuf>,
+    pod_namespace: String,
 }
 
 impl ManagerSpec {
@@ -91,7 +92,15 @@ impl ManagerSpec {
             extra: Vec::new(),
             started: 0,
             kubeconfig: None,
+            pod_namespace: KRUISE_NAMESPACE.to_owned(),
         }
+    }
+
+    /// Runs the manager as if deployed in `namespace` (`POD_NAMESPACE`; default
+    /// [`KRUISE_NAMESPACE`]).
+    pub fn pod_namespace(mut self, namespace: &str) -> Self {
+        self.pod_namespace = namespace.to_owned();
+        self
     }
 
     /// Extra flags.
@@ -131,7 +140,7 @@ impl ManagerSpec {
             .arg("-v")
             .arg(std::env::var("KRUISE_E2E_MANAGER_V").unwrap_or_else(|_| "1".into()));
         if self.webhooks {
-            cmd.env("POD_NAMESPACE", KRUISE_NAMESPACE)
+            cmd.env("POD_NAMESPACE", &self.pod_namespace)
                 .args(["--webhook-server", "--webhook-host", "127.0.0.1"])
                 .args(["--webhook-bind-address", "127.0.0.1"])
                 .args(["--webhook-port", &self.webhook_port.to_string()])

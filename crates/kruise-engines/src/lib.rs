@@ -13,12 +13,15 @@
 //! - [`expectations`]: scale / resource-version / update expectations (in-memory bookkeeping).
 //! - [`podutil`]: pod readiness and availability.
 //! - [`ordinals`]: stateful pod ordinals, reserved ordinals, ordinal ranges.
+//! - [`goregex`]: Go's `regexp` syntax on top of the `regex` crate (user patterns OpenKruise
+//!   compiles with Go).
 //! - [`selector`]: label selectors printed as `status.labelSelector` wants them.
 //! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
 //! - [`sidecarset`]: SidecarSet injection, in-place sidecar upgrade, hot upgrade, revisions and the
 //!   `resourcesPolicy` expression calculator.
 
 pub mod expectations;
+pub mod goregex;
 pub mod inplace;
 pub mod intstr;
 pub mod lifecycle;

@@ -418,8 +418,13 @@ async fn start_webhooks(
     let mut changes = sidecarsets.subscribe();
     let notify = wake.clone();
     let watch_stop = stop.clone();
+    let synced = sidecarsets.synced();
     tokio::spawn(async move {
         use futures::StreamExt;
+        // The scope narrows once the SidecarSets are known (every pod until then).
+        if synced.wait().await {
+            notify.notify_one();
+        }
         loop {
             tokio::select! {
                 () = watch_stop.cancelled() => return,

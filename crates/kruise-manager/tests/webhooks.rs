@@ -871,12 +871,12 @@ async fn deleted_secret_and_corrupted_ca_bundles_heal_themselves() {
     // A webhook this manager does not serve (e.g. left by an OpenKruise install) is removed, as
     // OpenKruise's controller does, and the installed list is kept in the `template` annotation.
     let foreign = json!({"op": "add", "path": "/webhooks/-", "value": {
-        "name": "msidecarset.kb.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+        "name": "muniteddeployment.kb.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
         "failurePolicy": "Ignore",
-        "clientConfig": {"url": format!("https://127.0.0.1:{}/mutate-apps-kruise-io-v1alpha1-sidecarset", f.port)},
+        "clientConfig": {"url": format!("https://127.0.0.1:{}/mutate-apps-kruise-io-uniteddeployment", f.port)},
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
         "rules": [{"apiGroups": ["apps.kruise.io"], "apiVersions": ["v1alpha1"],
-                   "operations": ["CREATE"], "resources": ["sidecarsets"]}]}});
+                   "operations": ["CREATE"], "resources": ["uniteddeployments"]}]}});
     mapi.patch(
         MUTATING,
         &PatchParams::default(),
@@ -889,7 +889,7 @@ async fn deleted_secret_and_corrupted_ca_bundles_heal_themselves() {
         async move {
             let cfg = mapi.get(MUTATING).await.ok()?;
             let names: Vec<String> = cfg.webhooks.clone()?.into_iter().map(|w| w.name).collect();
-            (!names.iter().any(|n| n == "msidecarset.kb.io")).then_some(cfg)
+            (!names.iter().any(|n| n == "muniteddeployment.kb.io")).then_some(cfg)
         }
     })
     .await
@@ -902,7 +902,7 @@ async fn deleted_secret_and_corrupted_ca_bundles_heal_themselves() {
         .cloned()
         .unwrap_or_default();
     assert!(
-        template.contains("msidecarset.kb.io"),
+        template.contains("muniteddeployment.kb.io"),
         "template annotation: {template}"
     );
     dry_run_cloneset(&cs_api, "probe")
@@ -1157,4 +1157,127 @@ async fn crd_install_resets_a_conversion_webhook_left_behind() {
     )
     .await
     .unwrap();
+}
+
+/// Deletes the (cluster-scoped) SidecarSets a test created, pass or fail.
+struct SidecarSetGuard(Vec<String>);
+
+impl Drop for SidecarSetGuard {
+    fn drop(&mut self) {
+        for name in &self.0 {
+            let _ = kubectl(
+                &[
+                    "delete",
+                    "sidecarsets.apps.kruise.io",
+                    name,
+                    "--ignore-not-found",
+                ],
+                None,
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sidecarsets_get_go_hashes_and_conflicts_are_judged_from_the_cache() {
+    use kruise_api::apps::v1beta1::SidecarSet;
+    let f = setup("wh-sidecarset").await;
+    let tag = f.ns.name().to_owned();
+    let (first, second) = (format!("{tag}-a"), format!("{tag}-b"));
+    let _cleanup = SidecarSetGuard(vec![first.clone(), second.clone()]);
+    let api: Api<SidecarSet> = Api::all(f.env.client.clone());
+    let set = |name: &str, app: &str, container: &str| -> SidecarSet {
+        serde_json::from_value(json!({
+            "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+            "metadata": {"name": name},
+            "spec": {
+                "selector": {"matchLabels": {"app": app}},
+                // Pinned to the test's namespace: each test manager's SidecarSet webhooks see
+                // only the SidecarSets of its namespace (SidecarSets are cluster-scoped).
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tag.as_str()}},
+                "containers": [{"name": container, "image": "busybox:1.36",
+                    "resources": {"requests": {"cpu": "0.1"}}}],
+            }
+        }))
+        .unwrap()
+    };
+    let logger = format!("{tag}-logger");
+    let created = api
+        .create(&PostParams::default(), &set(&first, &tag, &logger))
+        .await
+        .expect("a valid SidecarSet is admitted");
+    // Defaults and the hash annotations, as OpenKruise writes them.
+    let annotations = created.metadata.annotations.clone().unwrap_or_default();
+    let (hash, without_image) = kruise_engines::sidecarset::hash::hashes_v1beta1(&created);
+    assert_eq!(annotations.get("kruise.io/sidecarset-hash"), Some(&hash));
+    assert_eq!(
+        annotations.get("kruise.io/sidecarset-hash-without-image"),
+        Some(&without_image)
+    );
+    let c = &created.spec.containers.as_ref().unwrap()[0];
+    assert_eq!(c.pod_inject_policy.as_deref(), Some("BeforeAppContainer"));
+    let requests = c
+        .container
+        .resources
+        .as_ref()
+        .unwrap()
+        .requests
+        .as_ref()
+        .unwrap();
+    assert_eq!(requests["cpu"].0, "100m");
+
+    // A second SidecarSet injecting a container of the same name into the same pods is refused
+    // once the webhook's cache has seen the first; on other pods it is fine.
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let denial = wait_for("the webhook to see the first SidecarSet", TIMEOUT, || {
+        let api = api.clone();
+        let (second, tag, logger, dry) = (second.clone(), tag.clone(), logger.clone(), dry.clone());
+        async move {
+            match api.create(&dry, &set(&second, &tag, &logger)).await {
+                Ok(_) => None,
+                Err(e) => Some(e.to_string()),
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        denial.contains("vsidecarset.kb.io")
+            && denial.contains("spec.containers")
+            && denial.contains(&format!("already exist in {first}")),
+        "{denial}"
+    );
+    api.create(&dry, &set(&second, &format!("{tag}-other"), &logger))
+        .await
+        .expect("no conflict on other pods");
+
+    // On update the containers may change their image, not their name.
+    let mut renamed = api.get(&first).await.unwrap();
+    renamed.spec.containers.as_mut().unwrap()[0].container.name = "renamed".into();
+    let err = api
+        .replace(&first, &PostParams::default(), &renamed)
+        .await
+        .expect_err("renaming a container was accepted");
+    assert!(
+        err.to_string().contains("container renamed is not found"),
+        "{err}"
+    );
+    let mut upgraded = api.get(&first).await.unwrap();
+    upgraded.spec.containers.as_mut().unwrap()[0]
+        .container
+        .image = Some("busybox:1.37".into());
+    let updated = api
+        .replace(&first, &PostParams::default(), &upgraded)
+        .await
+        .expect("an image change is admitted");
+    let after = updated.metadata.annotations.unwrap_or_default();
+    assert_ne!(after.get("kruise.io/sidecarset-hash"), Some(&hash));
+    assert_eq!(
+        after.get("kruise.io/sidecarset-hash-without-image"),
+        Some(&without_image),
+        "only the image changed"
+    );
 }

@@ -208,13 +208,10 @@ pub fn validate_priority_strategy(s: Option<&UpdatePriorityStrategy>) -> Result<
         if selector_is_empty(&w.match_selector) {
             return Err("selector can not be empty".into());
         }
-        let errs = validate_label_selector(
-            Some(&w.match_selector),
-            LabelSelectorValidationOptions::default(),
-            &Path::new("matchSelector"),
-        );
-        if let Some(first) = errs.first() {
-            return Err(format!("invalid selector {first}"));
+        if let Some(e) =
+            kruise_api::validation::meta::label_selector_as_selector_error(&w.match_selector)
+        {
+            return Err(format!("invalid selector {e}"));
         }
     }
     if orders.iter().any(|o| o.ordered_key.is_empty()) {

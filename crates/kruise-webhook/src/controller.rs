@@ -161,6 +161,15 @@ impl PodScope {
                 sidecarsets,
                 every_pod,
             } => {
+                // Until the SidecarSet cache has completed its initial list, the webhook cannot
+                // know which pods a SidecarSet selects: every pod (a restarted manager must not
+                // narrow the scope to "no SidecarSet" for a moment).
+                if sidecarsets
+                    .as_ref()
+                    .is_some_and(|i| !i.synced().is_synced())
+                {
+                    return None;
+                }
                 let sets: Vec<kruise_api::apps::v1beta1::SidecarSet> = sidecarsets
                     .as_ref()
                     .map(|i| i.store().state().iter().map(|s| (**s).clone()).collect())
@@ -258,6 +267,14 @@ pub fn typed_configurations(
         )
     };
     let match_conditions = |e: &AdmissionEntry| {
+        // Tests sharing a cluster: a namespaceSelector does not restrict cluster-scoped kinds
+        // (SidecarSets), so their webhooks only see the objects pinned to the namespace.
+        if let (Some(ns), "sidecarsets") = (&s.only_namespace, e.resource) {
+            return Some(vec![MatchCondition {
+                name: "kruise-rs-e2e-only-namespace".to_owned(),
+                expression: crate::scope::sidecarset_pinned_to(ns),
+            }]);
+        }
         let cond = pod_condition.as_ref().filter(|_| e.skip_control_plane)?;
         Some(vec![MatchCondition {
             name: crate::scope::MATCH_CONDITION_NAME.to_owned(),
@@ -667,8 +684,9 @@ fn from_value<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, kube::Error
     serde_json::from_value(v).map_err(|e| kube::Error::Service(e.to_string().into()))
 }
 
-/// Runs [`sync_once`] now, every [`RESYNC`] and whenever `wake` is notified, until `shutdown`,
-/// logging failures; calls `on_ready` after the first successful sync.
+/// Runs [`sync_once`] now and every [`RESYNC`] until `shutdown`, and re-applies the mutating
+/// configuration whenever `wake` is notified, logging failures; calls `on_ready` after the
+/// first successful sync.
 pub async fn run(
     client: Client,
     s: WebhookSettings,
@@ -678,23 +696,64 @@ pub async fn run(
     wake: std::sync::Arc<tokio::sync::Notify>,
 ) {
     let mut ready = false;
+    let mut bundle: Option<CertBundle> = None;
+    let mut next_full = tokio::time::Instant::now();
+    // The pod webhook's condition as last applied: a SidecarSet change that does not change it
+    // (e.g. a status write) costs no write.
+    let mut applied_condition: Option<Option<String>> = None;
     loop {
-        match sync_once(&client, &s, &store).await {
-            Ok(_) => {
-                if !ready {
-                    ready = true;
-                    on_ready();
+        let full = bundle.is_none() || tokio::time::Instant::now() >= next_full;
+        let condition = s.pod_scope.condition();
+        if full {
+            match sync_once(&client, &s, &store).await {
+                Ok(b) => {
+                    applied_condition = Some(condition);
+                    bundle = Some(b);
+                    next_full = tokio::time::Instant::now() + RESYNC;
+                    if !ready {
+                        ready = true;
+                        on_ready();
+                    }
+                }
+                Err(e) => {
+                    next_full = tokio::time::Instant::now() + RESYNC;
+                    warn!(error = %e, "webhook certificate/configuration sync failed");
                 }
             }
-            Err(e) => warn!(error = %e, "webhook certificate/configuration sync failed"),
+        } else if let Some(b) = &bundle
+            && applied_condition.as_ref() != Some(&condition)
+        {
+            // Woken by a change the pod webhook's scope derives from (a SidecarSet): re-apply
+            // the mutating configuration at once, so pods created right after the change reach
+            // the webhook. The full sync (certificates, both configurations, CRDs) keeps its
+            // period.
+            match sync_mutating(&client, &s, b).await {
+                Ok(()) => applied_condition = Some(condition),
+                Err(e) => warn!(error = %e, "webhook configuration update failed"),
+            }
         }
         tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(RESYNC) => {}
-            // Something the configurations derive from changed (a SidecarSet): sync now.
+            _ = tokio::time::sleep_until(next_full) => {}
             _ = wake.notified() => {}
         }
     }
+}
+
+/// Applies the mutating configuration only (with the certificate of the last full sync).
+async fn sync_mutating(
+    client: &Client,
+    s: &WebhookSettings,
+    bundle: &CertBundle,
+) -> Result<(), kube::Error> {
+    if s.external_certs {
+        return Ok(());
+    }
+    let (mutating, _) = configurations(s, &bundle.ca_cert);
+    let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let pp = PatchParams::apply("kruise-manager").force();
+    let (mutating_name, _) = s.configuration_names();
+    apply_configuration(&mapi, &mutating_name, &pp, &mutating).await
 }
 
 #[cfg(test)]
@@ -781,6 +840,44 @@ mod tests {
                 {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kruise-system"]}]})
         );
         assert!(mp.get("matchConditions").is_none(), "PodScope::Every");
+    }
+
+    /// A restarted manager must not narrow the pod webhook to "no SidecarSet" while its
+    /// SidecarSet cache is still listing: every pod until the cache has synced, then the
+    /// SidecarSets' selectors.
+    #[tokio::test]
+    async fn pod_scope_waits_for_the_sidecarset_cache() {
+        use kruise_runtime::testing::{ListReply, ScriptedApi};
+        let api = ScriptedApi::new();
+        let path = "/apis/apps.kruise.io/v1beta1/sidecarsets";
+        api.list(
+            path,
+            ListReply::After(
+                Duration::from_millis(300),
+                vec![
+                    json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+                    "metadata": {"name": "s", "uid": "u", "resourceVersion": "1"},
+                    "spec": {"selector": {"matchLabels": {"app": "meshed"}}}}),
+                ],
+            ),
+        );
+        let ctx = kruise_runtime::runner::Context::new(
+            api.client(),
+            Default::default(),
+            Default::default(),
+        );
+        let informer = ctx
+            .cache
+            .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>();
+        let scope = PodScope::Needed {
+            sidecarsets: Some(informer.clone()),
+            every_pod: false,
+        };
+        assert_eq!(scope.condition(), None, "not synced yet: every pod");
+        assert!(informer.synced().wait().await);
+        let cond = scope.condition().expect("narrowed once synced");
+        assert!(cond.contains("'meshed'"), "{cond}");
+        ctx.shutdown.cancel();
     }
 
     #[test]

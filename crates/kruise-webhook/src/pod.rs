@@ -7,6 +7,7 @@ pub mod mutation;
 pub mod sidecarset;
 
 use k8s_openapi::api::core::v1::Pod;
+use kruise_engines::revision::go_json::{self, GoType};
 use kube::core::admission::Operation;
 
 use crate::support::{
@@ -52,7 +53,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
                 .enabled(kruise_runtime::features::Feature::EnableSortSidecarContainerByName),
             now: jiff::Timestamp::now(),
         };
-        match sidecarset::mutate(&mut pod, &view, opts, rand::random::<f64>()) {
+        match sidecarset::mutate(&mut pod, &view, opts, &mut || rand::random::<f64>()) {
             Err(e) => return errored(req, CODE_INTERNAL, e),
             Ok(false) => changed = true,
             Ok(true) => {}
@@ -71,7 +72,21 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     if !changed {
         return allow(req);
     }
-    patch_response(req, change_patch(req, &original, &pod))
+    patch_response(req, go_typed_patch(req, &original, &pod))
+}
+
+/// The patch from `original` to `pod` as OpenKruise's handler computes it: both written as Go's
+/// `encoding/json` writes a typed `corev1.Pod` (`PatchResponseFromRaw(json.Marshal(original),
+/// json.Marshal(pod))`), so what the Rust types leave out where Go always writes a field (a
+/// container restored from a SidecarSet revision without `resources` gets `resources: {}`) is
+/// in the patch as Go writes it.
+fn go_typed_patch(req: &Request, original: &Pod, pod: &Pod) -> Result<json_patch::Patch, String> {
+    let typed = |p: &Pod| -> Result<serde_json::Value, String> {
+        let mut v = serde_json::to_value(p).map_err(|e| e.to_string())?;
+        go_json::normalize(&mut v, GoType::Pod);
+        Ok(v)
+    };
+    change_patch(req, &typed(original)?, &typed(pod)?)
 }
 
 /// What the SidecarSet step reads, from the shared cache: every SidecarSet, the labels of the
@@ -152,5 +167,48 @@ mod tests {
         )
         .await;
         assert!(resp.allowed && resp.patch.is_some());
+    }
+
+    /// A container restored from a SidecarSet revision that has no `resources` is injected
+    /// with `resources: {}`, as Go writes every `corev1.Container` (recorded in the
+    /// pod-sidecarset admission corpus).
+    #[tokio::test]
+    async fn containers_restored_from_a_revision_are_written_as_go_writes_them() {
+        let set = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+            "metadata": {"name": "s", "annotations": {"kruise.io/sidecarset-hash": "h",
+                "kruise.io/sidecarset-hash-without-image": "w"}},
+            "spec": {"selector": {"matchLabels": {"app": "a"}},
+                "injectionStrategy": {"revision": {"revisionName": "s-v1", "policy": "Always"}},
+                "containers": [{"name": "c", "image": "new", "resources": {}}]},
+            "status": {"matchedPods": 0, "updatedPods": 0, "readyPods": 0, "latestRevision": "s-v2"}});
+        let revision = json!({"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": "s-v1", "namespace": crate::kruise_namespace(),
+                "labels": {"kruise.io/sidecarset-name": "s"}},
+            "revision": 1,
+            "data": {"spec": {"$patch": "replace", "containers": [{"name": "c", "image": "old"}]}}});
+        let lookup = crate::lookup::Lookup::fixed_cluster(crate::lookup::FixedCluster {
+            sidecar_sets: vec![serde_json::from_value(set).unwrap()],
+            controller_revisions: vec![serde_json::from_value(revision).unwrap()],
+            ..Default::default()
+        });
+        let ctx = HandlerContext {
+            gates: FeatureGates::default(),
+            lookup: Some(lookup),
+        };
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns", "labels": {"app": "a"}, "creationTimestamp": null},
+            "spec": {"containers": [{"name": "main", "image": "x", "resources": {}}]}, "status": {}});
+        let resp = mutate(
+            &request("CREATE", "pods", "v1", Some(pod.clone()), None),
+            &ctx,
+        )
+        .await;
+        assert!(resp.allowed, "{}", resp.result.message);
+        let patch: json_patch::Patch =
+            serde_json::from_slice(resp.patch.as_deref().unwrap()).unwrap();
+        let patched = apply_patch(&pod, &patch).unwrap();
+        // No podInjectPolicy in the revision: after the pod's containers.
+        assert_eq!(patched["spec"]["containers"][1]["image"], "old");
+        assert_eq!(patched["spec"]["containers"][1]["resources"], json!({}));
     }
 }

@@ -181,5 +181,18 @@ pub fn pod_webhook_condition(sidecarsets: &[SidecarSet], every_pod: bool) -> Opt
     Some(terms.join(" || "))
 }
 
+/// CEL true for a SidecarSet (either version) that can only select pods of namespace `ns`:
+/// v1beta1 `spec.namespaceSelector.matchLabels["kubernetes.io/metadata.name"]`, or v1alpha1
+/// `spec.namespace`. Used to give each test's manager the SidecarSets of its namespace only.
+pub fn sidecarset_pinned_to(ns: &str) -> String {
+    let ns = cel_string(ns);
+    format!(
+        "(has(object.spec.namespace) && object.spec.namespace == {ns}) || \
+         (has(object.spec.namespaceSelector) && has(object.spec.namespaceSelector.matchLabels) && \
+         'kubernetes.io/metadata.name' in object.spec.namespaceSelector.matchLabels && \
+         object.spec.namespaceSelector.matchLabels['kubernetes.io/metadata.name'] == {ns})"
+    )
+}
+
 #[cfg(test)]
 mod tests;

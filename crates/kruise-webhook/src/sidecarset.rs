@@ -15,8 +15,6 @@
 //! an internal error); kruise-rs answers 422 with the same message, and keeps 5xx for failures
 //! of the webhook itself.
 
-pub mod expr;
-pub mod goregex;
 pub mod mutation;
 pub mod validation;
 
@@ -200,8 +198,22 @@ fn restore_from_revision(set: &b1::SidecarSet, data: Option<&Value>) -> Result<(
     };
     let mut merged = serde_json::to_value(set).map_err(|e| e.to_string())?;
     strategic_merge(&mut merged, patch)?;
-    go_json::check_decodable(&merged, GoType::SidecarSetV1beta1)
-        .map_err(|m| format!("json: cannot unmarshal into {}: {}", m.path, m.reason))
+    go_json::check_decodable(&merged, GoType::SidecarSetV1beta1).map_err(|m| {
+        // Go's json error names the field (without list indices): `json: cannot unmarshal
+        // string into Go struct field SidecarSetSpec.spec.containers of type ...`.
+        let field: String = m
+            .path
+            .split('.')
+            .map(|p| p.split('[').next().unwrap_or(p))
+            .collect::<Vec<_>>()
+            .join(".");
+        match m.reason.split_once(" into a Go value of type ") {
+            Some((what, ty)) => {
+                format!("json: {what} into Go struct field SidecarSet.{field} of type {ty}")
+            }
+            None => format!("json: {} (Go struct field SidecarSet.{field})", m.reason),
+        }
+    })
 }
 
 fn strategic_merge(

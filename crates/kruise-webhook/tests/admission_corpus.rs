@@ -1,22 +1,27 @@
 //! Replays the admission-parity corpus (`tests/admission-corpus/*.jsonl`, OpenKruise v1.9.0's
 //! recorded verdicts; see `hack/admission-corpus/README.md`) through kruise-rs' admission
-//! handlers in-process, with the feature gates the recording ran with (AllAlpha, AllBeta) and a
-//! cluster as empty as the recording's (no pods, no StorageClasses).
+//! handlers in-process, with the feature gates the recording ran with (AllAlpha, AllBeta) and
+//! the cluster the recording ran on: empty (no pods, no StorageClasses), or for a corpus recorded
+//! with objects in the cluster, what `<corpus>.cluster.json` says it held (SidecarSets,
+//! ControllerRevisions, ConfigMaps, Namespaces), each request in the namespace the case names.
 //!
 //! Per case, like the API server: the mutating handler on the object (same verdict; when
 //! allowed, the same object after the patch; when denied, the same field paths), then the
 //! validating handler on OpenKruise's mutated object (same verdict, same field paths). JSON
 //! decoding errors are compared on paths without list indices (Go's decoder names
 //! `spec.template.spec.containers.image`). A case marked `deviation` must still differ (a stale
-//! mark fails too). No answer may be a 5xx where OpenKruise's was not.
+//! mark fails too). No answer may be a 5xx where OpenKruise's was not. In a mutated pod, the
+//! time of injection in the SidecarSet hash annotations is masked on both sides
+//! ([`masked_injection_times`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use kruise_e2e::corpus::{self, Answer, Record};
 use kruise_runtime::features::FeatureGates;
+use kruise_webhook::lookup::{FixedCluster, Lookup};
 use kruise_webhook::registry::{REGISTRY, WebhookType};
-use kruise_webhook::{HandlerContext, Response, lookup::Lookup};
+use kruise_webhook::{HandlerContext, Response};
 use serde_json::{Value, json};
 
 /// The feature gates the recording ran OpenKruise with (`hack/admission-corpus/record.sh`, as
@@ -42,7 +47,7 @@ fn review(rec: &Record, operation: &str, object: Option<&Value>) -> Vec<u8> {
         "request": {
             "uid": "00000000-0000-4000-8000-000000000001",
             "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-            "name": name, "namespace": corpus::NAMESPACE, "operation": operation,
+            "name": name, "namespace": c.request_namespace(), "operation": operation,
             "userInfo": {"username": "kruise-admission-corpus"},
             "object": object, "oldObject": c.old_object, "dryRun": false
         }
@@ -50,9 +55,40 @@ fn review(rec: &Record, operation: &str, object: Option<&Value>) -> Vec<u8> {
     .expect("review")
 }
 
+/// The cluster a corpus was recorded on: `<stem>.cluster.json` when the recorder wrote one, else
+/// an empty cluster.
+fn recorded_cluster(stem: &str) -> FixedCluster {
+    let file = corpus_dir().join(format!("{stem}.cluster.json"));
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return FixedCluster::default();
+    };
+    let v: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    fn decode<T: serde::de::DeserializeOwned>(v: &Value, key: &str) -> Vec<T> {
+        v[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|o| serde_json::from_value(o.clone()).unwrap_or_else(|e| panic!("{key}: {e}")))
+            .collect()
+    }
+    FixedCluster {
+        sidecar_sets: decode(&v, "sidecarSets"),
+        controller_revisions: decode(&v, "controllerRevisions"),
+        config_maps: decode(&v, "configMaps"),
+        namespaces: decode(&v, "namespaces"),
+        ..FixedCluster::default()
+    }
+}
+
 /// Posts the case to the registry entry serving it, through the server's own entry point
 /// ([`kruise_webhook::server::answer`]).
-async fn call(rec: &Record, ty: WebhookType, object: Option<&Value>) -> Option<Response> {
+async fn call(
+    rec: &Record,
+    ty: WebhookType,
+    object: Option<&Value>,
+    lookup: &Lookup,
+) -> Option<Response> {
     let c = &rec.case;
     let entry = REGISTRY.iter().find(|e| {
         e.webhook_type == ty
@@ -63,7 +99,7 @@ async fn call(rec: &Record, ty: WebhookType, object: Option<&Value>) -> Option<R
     })?;
     let ctx = HandlerContext {
         gates: FeatureGates::parse(GATES).expect("gates"),
-        lookup: Some(Lookup::fixed(Vec::new(), Vec::new())),
+        lookup: Some(lookup.clone()),
     };
     let review =
         kruise_webhook::server::answer(&ctx, &review(rec, &c.operation, object), entry).await;
@@ -113,6 +149,55 @@ fn strip_indices(paths: &[String]) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+/// The pod annotations holding SidecarSet upgrade specs, whose `updateTimestamp` is the time of
+/// injection.
+const HASH_ANNOTATIONS: [&str; 2] = [
+    "kruise.io/sidecarset-hash",
+    "kruise.io/sidecarset-hash-without-image",
+];
+
+/// The earliest `updateTimestamp` that is masked: no case carries one at or after it
+/// (`kruise_e2e::corpus` tests that), so such a timestamp was written by the webhook.
+const INJECTION_TIME_FLOOR: &str = "2025-01-01T00:00:00Z";
+
+/// `obj` with every time of injection in its SidecarSet hash annotations replaced by
+/// `<injection time>`: in `metadata.annotations["kruise.io/sidecarset-hash"]` and
+/// `["kruise.io/sidecarset-hash-without-image"]` (JSON maps of SidecarSet name to upgrade
+/// spec), each entry's `updateTimestamp` that is an RFC 3339 UTC time to the second
+/// (`2026-11-25T21:30:02Z`, what Go's `metav1.Time` writes) at or after
+/// [`INJECTION_TIME_FLOOR`]. The replacement is made in the annotation's text, so the rest of
+/// it (entries, field order, the timestamps a pod already carried) is still compared byte for
+/// byte.
+fn masked_injection_times(obj: &Value) -> Value {
+    let mut obj = obj.clone();
+    for key in HASH_ANNOTATIONS {
+        let Some(Value::String(text)) =
+            obj.pointer_mut(&format!("/metadata/annotations/{}", key.replace('/', "~1")))
+        else {
+            continue;
+        };
+        let Ok(Value::Object(entries)) = serde_json::from_str::<Value>(text) else {
+            continue;
+        };
+        let mut masked = text.clone();
+        for spec in entries.values() {
+            let Some(ts) = spec.get("updateTimestamp").and_then(Value::as_str) else {
+                continue;
+            };
+            let go_utc_seconds =
+                ts.len() == 20 && ts.ends_with('Z') && ts.parse::<jiff::Timestamp>().is_ok();
+            if go_utc_seconds && ts >= INJECTION_TIME_FLOOR {
+                masked = masked.replace(
+                    &format!("\"updateTimestamp\":\"{ts}\""),
+                    "\"updateTimestamp\":\"<injection time>\"",
+                );
+            }
+        }
+        *text = masked;
+    }
+    obj
 }
 
 /// What the API server would store either way, removed before objects are compared: Go writes
@@ -245,12 +330,12 @@ fn verdict_diff(what: &str, theirs: &Answer, ours: &Response) -> String {
 /// mutating webhook that denies what OpenKruise's validating webhook denies, naming the same
 /// fields, gives the user the same answer and agrees (e.g. a missing `spec.selector`, which
 /// OpenKruise decodes and then refuses, and kruise-rs refuses while decoding).
-async fn replay(rec: &Record) -> Vec<String> {
+async fn replay(rec: &Record, lookup: &Lookup) -> Vec<String> {
     let mut diffs = Vec::new();
     let c = &rec.case;
     let mut validated_object = c.object.clone();
     if let Some(theirs) = &rec.mutation {
-        let Some(ours) = call(rec, WebhookType::Mutating, c.object.as_ref()).await else {
+        let Some(ours) = call(rec, WebhookType::Mutating, c.object.as_ref(), lookup).await else {
             return vec!["mutation: kruise-rs serves no mutating webhook here".into()];
         };
         if ours.result.code >= 500 && theirs.code < 500 {
@@ -262,8 +347,10 @@ async fn replay(rec: &Record) -> Vec<String> {
         }
         match (theirs.allowed, ours.allowed) {
             (true, true) => {
-                let want = stored_form(theirs.patched.as_ref().unwrap_or(&Value::Null));
-                let got = stored_form(&patched(c.object.as_ref(), &ours));
+                let want = masked_injection_times(&stored_form(
+                    theirs.patched.as_ref().unwrap_or(&Value::Null),
+                ));
+                let got = masked_injection_times(&stored_form(&patched(c.object.as_ref(), &ours)));
                 if got != want {
                     diffs.push(format!(
                         "mutation: mutated object differs (patch from OpenKruise's to ours: {})",
@@ -319,7 +406,7 @@ async fn replay(rec: &Record) -> Vec<String> {
         } else {
             validated_object.as_ref()
         };
-        let Some(ours) = call(rec, WebhookType::Validating, obj).await else {
+        let Some(ours) = call(rec, WebhookType::Validating, obj, lookup).await else {
             diffs.push("validation: kruise-rs serves no validating webhook here".into());
             return diffs;
         };
@@ -339,6 +426,19 @@ async fn replay(rec: &Record) -> Vec<String> {
     diffs
 }
 
+/// Whether OpenKruise injected SidecarSets into the pod of `rec` (its mutated pod's
+/// `kruise.io/sidecarset-hash` differs from the one sent).
+fn sidecars_injected(rec: &Record) -> bool {
+    let hash = |o: Option<&Value>| {
+        o.and_then(|o| o.pointer("/metadata/annotations/kruise.io~1sidecarset-hash"))
+            .cloned()
+    };
+    rec.case.kind == "Pod"
+        && rec.mutation.as_ref().is_some_and(|m| {
+            m.allowed && hash(m.patched.as_ref()) != hash(rec.case.object.as_ref())
+        })
+}
+
 #[tokio::test]
 async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
     let dir = corpus_dir();
@@ -351,9 +451,11 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
     assert!(!files.is_empty(), "no corpus in {}", dir.display());
     let mut failures: Vec<String> = Vec::new();
     let mut summary: BTreeMap<String, (usize, usize, usize, usize)> = BTreeMap::new();
+    let mut injected: BTreeMap<String, usize> = BTreeMap::new();
     for file in &files {
         let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(file).expect("read corpus");
+        let lookup = Lookup::fixed_cluster(recorded_cluster(&stem));
         for (n, line) in text
             .lines()
             .enumerate()
@@ -365,10 +467,13 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
             s.0 += 1;
             if rec.allowed() {
                 s.1 += 1;
+                if sidecars_injected(&rec) {
+                    *injected.entry(stem.clone()).or_default() += 1;
+                }
             } else {
                 s.2 += 1;
             }
-            let diffs = replay(&rec).await;
+            let diffs = replay(&rec, &lookup).await;
             match (&rec.deviation, diffs.is_empty()) {
                 (None, true) => {}
                 (None, false) => {
@@ -384,8 +489,12 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
         }
     }
     for (k, (cases, admitted, denied, deviations)) in &summary {
+        let injected = match injected.get(k) {
+            Some(n) => format!(", {n} with SidecarSets injected"),
+            None => String::new(),
+        };
         eprintln!(
-            "[corpus] {k}: {cases} cases ({denied} denied, {admitted} admitted), {deviations} marked deviations"
+            "[corpus] {k}: {cases} cases ({denied} denied, {admitted} admitted{injected}), {deviations} marked deviations"
         );
     }
     assert!(
@@ -393,5 +502,28 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
         "{} cases differ from OpenKruise v1.9.0:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+#[test]
+fn only_times_of_injection_are_masked() {
+    let hash = r#"{"a":{"updateTimestamp":"2026-11-25T21:30:02Z","hash":"h"},"b":{"updateTimestamp":"2024-01-02T03:04:05Z","hash":"o"},"c":{"updateTimestamp":"2026-11-25T21:30:02.5Z"}}"#;
+    let pod = json!({"metadata": {"annotations": {
+        "kruise.io/sidecarset-hash": hash,
+        "kruise.io/sidecarset-hash-without-image": "not json",
+        "other": r#"{"a":{"updateTimestamp":"2026-11-25T21:30:02Z"}}"#,
+    }}});
+    let masked = masked_injection_times(&pod);
+    assert_eq!(
+        masked["metadata"]["annotations"]["kruise.io/sidecarset-hash"],
+        r#"{"a":{"updateTimestamp":"<injection time>","hash":"h"},"b":{"updateTimestamp":"2024-01-02T03:04:05Z","hash":"o"},"c":{"updateTimestamp":"2026-11-25T21:30:02.5Z"}}"#
+    );
+    assert_eq!(
+        masked["metadata"]["annotations"]["kruise.io/sidecarset-hash-without-image"],
+        "not json"
+    );
+    assert_eq!(
+        masked["metadata"]["annotations"]["other"],
+        pod["metadata"]["annotations"]["other"]
     );
 }

@@ -162,6 +162,69 @@ pub fn label_selector_convertible(sel: &LabelSelector) -> bool {
     labels_ok && exprs_ok
 }
 
+/// The error of apimachinery's `metav1.LabelSelectorAsSelector(sel)`, worded as Go words it
+/// (`"Bogus" is not a valid label selector operator`, or `labels.NewRequirement`'s aggregated
+/// field errors such as `key: Invalid value: ...` and `values: Invalid value: ...`); `None` when
+/// the selector converts. Of several invalid `matchLabels` pairs Go reports whichever its map
+/// iteration meets first; here the first by key.
+pub fn label_selector_as_selector_error(sel: &LabelSelector) -> Option<String> {
+    fn requirement(key: &str, op: &str, values: &[String]) -> Option<String> {
+        let mut errs = ErrorList::new();
+        let msgs = is_qualified_name(key);
+        if !msgs.is_empty() {
+            errs.push(FieldError::invalid(Path::new("key"), key, msgs.join("; ")));
+        }
+        let vp = Path::new("values");
+        match op {
+            "in" | "notin" if values.is_empty() => errs.push(FieldError::invalid(
+                vp.clone(),
+                json!(values),
+                "for 'in', 'notin' operators, values set can't be empty",
+            )),
+            "=" if values.len() != 1 => errs.push(FieldError::invalid(
+                vp.clone(),
+                json!(values),
+                "exact-match compatibility requires one single value",
+            )),
+            "exists" | "!" if !values.is_empty() => errs.push(FieldError::invalid(
+                vp.clone(),
+                json!(values),
+                "values set must be empty for exists and does not exist",
+            )),
+            _ => {}
+        }
+        for (i, v) in values.iter().enumerate() {
+            let msgs = is_valid_label_value(v);
+            if !msgs.is_empty() {
+                errs.push(FieldError::invalid(
+                    vp.index(i),
+                    v.as_str(),
+                    msgs.join("; "),
+                ));
+            }
+        }
+        super::field::aggregate(&errs)
+    }
+    for (k, v) in sel.match_labels.iter().flatten() {
+        if let Some(e) = requirement(k, "=", std::slice::from_ref(v)) {
+            return Some(e);
+        }
+    }
+    for e in sel.match_expressions.iter().flatten() {
+        let op = match e.operator.as_str() {
+            "In" => "in",
+            "NotIn" => "notin",
+            "Exists" => "exists",
+            "DoesNotExist" => "!",
+            other => return Some(format!("{other:?} is not a valid label selector operator")),
+        };
+        if let Some(err) = requirement(&e.key, op, e.values.as_deref().unwrap_or_default()) {
+            return Some(err);
+        }
+    }
+    None
+}
+
 /// A name rule for [`validate_object_meta`] (apimachinery's `ValidateNameFunc`): the reasons
 /// `name` is invalid; `prefix` is true for a `generateName`.
 pub type NameFn = fn(name: &str, prefix: bool) -> Vec<String>;

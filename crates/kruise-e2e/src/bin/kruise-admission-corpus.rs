@@ -8,6 +8,15 @@
 //! object is first sent through the mutating webhook as a CREATE (what the API server would have
 //! stored). Existing `deviation` marks are kept by case id. `list` prints the case counts.
 //!
+//! A corpus that needs objects in the cluster ([`corpus::Corpus::cluster`], e.g. other
+//! SidecarSets) gets them created through the API server (so OpenKruise's webhooks and
+//! controllers see them) before its first case and deleted after its last; what the cluster
+//! then held (SidecarSets with their status, ConfigMap `kruise-configuration`, the
+//! ControllerRevisions of the manager's namespace, and when the corpus declares Namespaces those
+//! and the namespaces its cases name; volatile metadata removed) is written to
+//! `<corpus>.cluster.json` for the replay. Each request names the case's namespace. The API
+//! server is the one `KUBECONFIG` names.
+//!
 //! Exits non-zero with a reason when the manager cannot be reached or answers malformed JSON.
 
 use std::collections::BTreeMap;
@@ -72,6 +81,10 @@ fn paths(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/validate-apps-kruise-io-daemonset"),
         ),
         "Pod" => (Some("/mutate-pod"), None),
+        "SidecarSet" => (
+            Some("/mutate-apps-kruise-io-sidecarset"),
+            Some("/validate-apps-kruise-io-sidecarset"),
+        ),
         _ => (None, None),
     }
 }
@@ -104,7 +117,7 @@ impl Recorder {
             "request": {
                 "uid": format!("00000000-0000-4000-8000-{:012}", self.seq),
                 "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-                "name": name, "namespace": corpus::NAMESPACE, "operation": operation,
+                "name": name, "namespace": case.request_namespace(), "operation": operation,
                 "userInfo": {"username": "kruise-admission-corpus"},
                 "object": object, "oldObject": old, "dryRun": false,
                 "options": if operation == "DELETE" { json!({"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions"}) }
@@ -225,6 +238,277 @@ impl Recorder {
     }
 }
 
+/// The API resource of a cluster object of a corpus (the kinds [`corpus::Corpus::cluster`] uses).
+fn api_resource(obj: &Value) -> Result<(kube::api::ApiResource, bool)> {
+    let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+    let kind = obj["kind"].as_str().unwrap_or_default();
+    let (plural, namespaced) = match kind {
+        "SidecarSet" => ("sidecarsets", false),
+        "Namespace" => ("namespaces", false),
+        "ConfigMap" => ("configmaps", true),
+        "ControllerRevision" => ("controllerrevisions", true),
+        other => bail!("no API resource known for cluster object kind {other}"),
+    };
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    Ok((
+        kube::api::ApiResource {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            plural: plural.to_owned(),
+        },
+        namespaced,
+    ))
+}
+
+fn dynamic_api(client: &kube::Client, obj: &Value) -> Result<kube::Api<kube::core::DynamicObject>> {
+    let (ar, namespaced) = api_resource(obj)?;
+    Ok(if namespaced {
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        kube::Api::namespaced_with(client.clone(), ns, &ar)
+    } else {
+        kube::Api::all_with(client.clone(), &ar)
+    })
+}
+
+fn name_of(obj: &Value) -> String {
+    obj.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+const SIDECARSET_NAME_LABEL: &str = "kruise.io/sidecarset-name";
+
+/// Deletes the objects (and the ControllerRevisions OpenKruise's controller recorded for the
+/// SidecarSets among them) and waits until they are gone.
+async fn delete_cluster_objects(client: &kube::Client, objects: &[Value]) -> Result<()> {
+    let revisions: kube::Api<k8s_openapi::api::apps::v1::ControllerRevision> =
+        kube::Api::namespaced(client.clone(), corpus::KRUISE_NAMESPACE);
+    for obj in objects.iter().rev() {
+        let api = dynamic_api(client, obj)?;
+        match api.delete(&name_of(obj), &Default::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e).context(format!("deleting {}", name_of(obj))),
+        }
+        if obj["kind"] == "SidecarSet" {
+            let lp = kube::api::ListParams::default()
+                .labels(&format!("{SIDECARSET_NAME_LABEL}={}", name_of(obj)));
+            let _ = revisions.delete_collection(&Default::default(), &lp).await;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for obj in objects {
+        let api = dynamic_api(client, obj)?;
+        while api.get_opt(&name_of(obj)).await?.is_some() {
+            if Instant::now() > deadline {
+                bail!("{} was not deleted within 120 s", name_of(obj));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    Ok(())
+}
+
+/// Creates a corpus's cluster objects, waits until OpenKruise's SidecarSet controller has
+/// processed the SidecarSets (and its webhook's cache holds everything), and returns what the
+/// cluster then holds.
+async fn set_up_cluster(
+    client: &kube::Client,
+    objects: &[Value],
+    case_namespaces: &[String],
+) -> Result<Value> {
+    delete_cluster_objects(client, objects).await?;
+    for obj in objects {
+        let api = dynamic_api(client, obj)?;
+        let dynamic: kube::core::DynamicObject = serde_json::from_value(obj.clone())?;
+        // OpenKruise's SidecarSet webhook reads the revisions a SidecarSet pins from its cache,
+        // which may not hold a revision created a moment ago yet: retry a refused create.
+        let mut tries = 0;
+        loop {
+            match api.create(&Default::default(), &dynamic).await {
+                Ok(_) => break,
+                Err(kube::Error::Api(e)) if e.code == 400 && tries < 10 => {
+                    tries += 1;
+                    eprintln!(
+                        "[corpus] creating {} refused ({}), retrying",
+                        name_of(obj),
+                        e.message
+                    );
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(e) => {
+                    return Err(e).context(format!("creating cluster object {}", name_of(obj)));
+                }
+            }
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for obj in objects.iter().filter(|o| o["kind"] == "SidecarSet") {
+        let api = dynamic_api(client, obj)?;
+        let revisions: kube::Api<k8s_openapi::api::apps::v1::ControllerRevision> =
+            kube::Api::namespaced(client.clone(), corpus::KRUISE_NAMESPACE);
+        let lp = kube::api::ListParams::default()
+            .labels(&format!("{SIDECARSET_NAME_LABEL}={}", name_of(obj)));
+        loop {
+            let current = serde_json::to_value(api.get(&name_of(obj)).await?)?;
+            let observed = current
+                .pointer("/status/observedGeneration")
+                .and_then(Value::as_i64);
+            let generation = current
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64);
+            let recorded = !revisions.list(&lp).await?.items.is_empty();
+            let latest = current
+                .pointer("/status/latestRevision")
+                .and_then(Value::as_str)
+                .is_some_and(|r| !r.is_empty());
+            if observed.is_some() && observed == generation && recorded && latest {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "OpenKruise's controller did not process SidecarSet {} within 120 s",
+                    name_of(obj)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+    // The webhook reads through the manager's informers: give them time to see everything.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The namespaces a case's pod may be in, when the corpus declares Namespaces (the pod
+    // webhook matches their labels against SidecarSets' namespace selectors).
+    let mut namespaces: Vec<String> = Vec::new();
+    if objects.iter().any(|o| o["kind"] == "Namespace") {
+        namespaces.extend(
+            objects
+                .iter()
+                .filter(|o| o["kind"] == "Namespace")
+                .map(name_of),
+        );
+        namespaces.extend(case_namespaces.iter().cloned());
+        namespaces.sort();
+        namespaces.dedup();
+    }
+    snapshot(client, &namespaces).await
+}
+
+/// What the replay's lookups need of the cluster, with the metadata that differs from run to
+/// run removed: every SidecarSet (v1beta1, with its status: the pod webhook writes
+/// `status.latestRevision` into the pods it injects; no pod exists, so its counters are 0),
+/// ConfigMap `kruise-configuration`, every
+/// ControllerRevision of the manager's namespace, and those of `namespaces` that exist (key
+/// `namespaces`, only when `namespaces` is not empty), sorted by name.
+async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value> {
+    fn clean(mut v: Value) -> Value {
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            for k in [
+                "uid",
+                "resourceVersion",
+                "creationTimestamp",
+                "managedFields",
+                "generation",
+                "selfLink",
+            ] {
+                m.remove(k);
+            }
+            for r in m
+                .get_mut("ownerReferences")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(r) = r.as_object_mut() {
+                    r.remove("uid");
+                }
+            }
+        }
+        if let Some(m) = v.as_object_mut() {
+            m.remove("status");
+        }
+        v
+    }
+    fn sorted(mut items: Vec<Value>) -> Value {
+        items.sort_by_key(name_of);
+        Value::Array(items.into_iter().map(clean).collect())
+    }
+    let set = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet"});
+    let sets: Vec<Value> = dynamic_api(client, &set)?
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .map(|o| {
+            let mut v = serde_json::to_value(o).unwrap_or_default();
+            v["apiVersion"] = json!("apps.kruise.io/v1beta1");
+            v["kind"] = json!("SidecarSet");
+            v
+        })
+        .collect();
+    let statuses: BTreeMap<String, Value> = sets
+        .iter()
+        .filter_map(|s| Some((name_of(s), s.get("status")?.clone())))
+        .collect();
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(client.clone(), corpus::KRUISE_NAMESPACE);
+    let config_maps: Vec<Value> = cms
+        .get_opt("kruise-configuration")
+        .await?
+        .into_iter()
+        .map(|c| {
+            let mut v = serde_json::to_value(c).unwrap_or_default();
+            v["apiVersion"] = json!("v1");
+            v["kind"] = json!("ConfigMap");
+            v
+        })
+        .collect();
+    let revs: kube::Api<k8s_openapi::api::apps::v1::ControllerRevision> =
+        kube::Api::namespaced(client.clone(), corpus::KRUISE_NAMESPACE);
+    let revisions: Vec<Value> = revs
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .map(|r| {
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            v["apiVersion"] = json!("apps/v1");
+            v["kind"] = json!("ControllerRevision");
+            v
+        })
+        .collect();
+    let mut sidecar_sets = sorted(sets);
+    for s in sidecar_sets.as_array_mut().into_iter().flatten() {
+        if let Some(status) = statuses.get(&name_of(s)) {
+            s["status"] = status.clone();
+        }
+    }
+    let mut out = json!({
+        "sidecarSets": sidecar_sets,
+        "configMaps": sorted(config_maps),
+        "controllerRevisions": sorted(revisions),
+    });
+    if !namespaces.is_empty() {
+        let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
+        let mut found = Vec::new();
+        for n in namespaces {
+            if let Some(ns) = api.get_opt(n).await? {
+                let mut v = serde_json::to_value(ns).unwrap_or_default();
+                v["apiVersion"] = json!("v1");
+                v["kind"] = json!("Namespace");
+                found.push(v);
+            }
+        }
+        out["namespaces"] = sorted(found);
+    }
+    Ok(out)
+}
+
 fn existing_deviations(file: &Path) -> BTreeMap<String, String> {
     let Ok(text) = std::fs::read_to_string(file) else {
         return BTreeMap::new();
@@ -315,6 +599,30 @@ async fn main() -> Result<()> {
                 }
                 let file = out.join(format!("{}.jsonl", c.name));
                 let deviations = existing_deviations(&file);
+                let client = if c.cluster.is_empty() {
+                    None
+                } else {
+                    let client = kube::Client::try_default()
+                        .await
+                        .context("a kube client (KUBECONFIG) for the corpus's cluster objects")?;
+                    eprintln!(
+                        "[corpus] {}: creating {} cluster objects",
+                        c.name,
+                        c.cluster.len()
+                    );
+                    let mut case_namespaces: Vec<String> = c
+                        .cases
+                        .iter()
+                        .map(|k| k.request_namespace().to_owned())
+                        .collect();
+                    case_namespaces.sort();
+                    case_namespaces.dedup();
+                    let snap = set_up_cluster(&client, &c.cluster, &case_namespaces).await?;
+                    let snap_file = out.join(format!("{}.cluster.json", c.name));
+                    std::fs::write(&snap_file, serde_json::to_string_pretty(&snap)? + "\n")
+                        .with_context(|| format!("writing {}", snap_file.display()))?;
+                    Some(client)
+                };
                 let started = Instant::now();
                 let mut lines = Vec::new();
                 let (mut denied, mut admitted, mut skipped) = (0, 0, 0);
@@ -343,6 +651,9 @@ async fn main() -> Result<()> {
                 }
                 std::fs::write(&file, lines.join("\n") + "\n")
                     .with_context(|| format!("writing {}", file.display()))?;
+                if let Some(client) = client {
+                    delete_cluster_objects(&client, &c.cluster).await?;
+                }
                 eprintln!(
                     "[corpus] {}: {} recorded ({denied} denied, {admitted} admitted; {skipped} updates skipped because their old object was denied) -> {}",
                     c.name,

@@ -21,6 +21,8 @@ use serde_json::Value;
 
 use crate::podutil;
 
+mod go_decode;
+
 /// Label on a SidecarSet's ControllerRevisions naming the SidecarSet.
 pub const SIDECARSET_KIND_NAME: &str = "kruise.io/sidecarset-name";
 /// Env var marking a container as injected by a SidecarSet (value `"true"`).
@@ -89,20 +91,29 @@ pub struct AnnotationError {
     pub message: String,
 }
 
-/// Decodes a hash annotation (`map[name]SidecarSetUpgradeSpec`, or the older
-/// `map[name]hash` format, turned into specs holding only the hash and the name as OpenKruise's
-/// webhook does). An empty or absent annotation is an empty map.
+/// Decodes a hash annotation as OpenKruise's webhook does (`buildSidecars`): Go's
+/// `map[name]SidecarSetUpgradeSpec`, else the older `map[name]hash` format, turned into specs
+/// holding only the hash and the name. An empty or absent annotation is an empty map; `null`
+/// leaves Go's map nil, which is `Ok(None)` (writing into it panics in Go).
+///
+/// Decoding follows Go's `encoding/json` (case-insensitive field names, `null` members, the
+/// `updateTimestamp` as `metav1.Time` reads and writes it); see `go_decode`.
+///
+/// # Errors
+/// Neither format decodes; the message is Go's for the older format.
 pub fn parse_upgrade_specs(
     value: Option<&str>,
     key: &str,
-) -> Result<BTreeMap<String, SidecarSetUpgradeSpec>, AnnotationError> {
+) -> Result<Option<BTreeMap<String, SidecarSetUpgradeSpec>>, AnnotationError> {
     let Some(value) = value.filter(|v| !v.is_empty()) else {
-        return Ok(BTreeMap::new());
+        return Ok(Some(BTreeMap::new()));
     };
-    match serde_json::from_str::<BTreeMap<String, SidecarSetUpgradeSpec>>(value) {
-        Ok(m) => Ok(m),
-        Err(_) => match serde_json::from_str::<BTreeMap<String, String>>(value) {
-            Ok(old) => Ok(old
+    if let Ok(m) = go_decode::upgrade_specs(value) {
+        return Ok(m);
+    }
+    match go_decode::string_map(value) {
+        (old, None) => Ok(Some(
+            old.unwrap_or_default()
                 .into_iter()
                 .map(|(k, v)| {
                     let spec = SidecarSetUpgradeSpec {
@@ -112,13 +123,13 @@ pub fn parse_upgrade_specs(
                     };
                     (k, spec)
                 })
-                .collect()),
-            Err(e) => Err(AnnotationError {
-                key: key.to_string(),
-                value: value.to_string(),
-                message: e.to_string(),
-            }),
-        },
+                .collect(),
+        )),
+        (_, Some(message)) => Err(AnnotationError {
+            key: key.to_string(),
+            value: value.to_string(),
+            message,
+        }),
     }
 }
 
@@ -172,17 +183,19 @@ pub fn pod_upgrade_spec(pod: &Pod, name: &str, key: &str) -> SidecarSetUpgradeSp
     let Some(value) = annotation(pod, key).filter(|v| !v.is_empty()) else {
         return SidecarSetUpgradeSpec::default();
     };
-    if let Ok(mut specs) = serde_json::from_str::<BTreeMap<String, SidecarSetUpgradeSpec>>(value) {
-        return specs.remove(name).unwrap_or_default();
+    if let Ok(specs) = go_decode::upgrade_specs(value) {
+        return specs.and_then(|mut m| m.remove(name)).unwrap_or_default();
     }
-    serde_json::from_str::<BTreeMap<String, String>>(value)
-        .ok()
-        .and_then(|mut old| old.remove(name))
-        .map(|hash| SidecarSetUpgradeSpec {
-            hash,
-            ..Default::default()
-        })
-        .unwrap_or_default()
+    match go_decode::string_map(value) {
+        (Some(mut old), None) => old
+            .remove(name)
+            .map(|hash| SidecarSetUpgradeSpec {
+                hash,
+                ..Default::default()
+            })
+            .unwrap_or_default(),
+        _ => SidecarSetUpgradeSpec::default(),
+    }
 }
 
 /// The SidecarSet hash the pod was injected or last upgraded with (`GetPodSidecarSetRevision`).
@@ -277,11 +290,19 @@ pub fn version_alt_annotation(container: &str) -> String {
 }
 
 /// The pod's map from hot-upgrade sidecar name to its working container
-/// (`GetPodHotUpgradeInfoInAnnotations`; empty when absent or unreadable).
+/// (`GetPodHotUpgradeInfoInAnnotations`): empty when absent or not JSON; after a type error,
+/// what Go's decoder had filled in (mismatched members as `""`).
 pub fn hot_upgrade_info(pod: &Pod) -> BTreeMap<String, String> {
-    annotation(pod, keys::SIDECARSET_WORKING_HOT_UPGRADE_CONTAINER)
-        .and_then(|v| serde_json::from_str(v).ok())
-        .unwrap_or_default()
+    hot_upgrade_info_or_nil(pod).unwrap_or_default()
+}
+
+/// [`hot_upgrade_info`], `None` when the annotation is `null` (Go's map is then nil, and the
+/// webhook panics when it records a hot-upgrade sidecar in it).
+pub fn hot_upgrade_info_or_nil(pod: &Pod) -> Option<BTreeMap<String, String>> {
+    match annotation(pod, keys::SIDECARSET_WORKING_HOT_UPGRADE_CONTAINER) {
+        None => Some(BTreeMap::new()),
+        Some(v) => go_decode::string_map(v).0,
+    }
 }
 
 /// Go's `json.Marshal` of a `map[string]string`.

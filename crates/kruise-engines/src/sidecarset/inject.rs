@@ -47,7 +47,14 @@ pub enum InjectError {
     /// A `resourcesPolicy` could not be evaluated.
     #[error("{0}")]
     Resources(String),
+    /// Where OpenKruise's webhook panics and controller-runtime answers with the recovered
+    /// value: a pod annotation it reads into a map is `null`, and it writes into that nil map.
+    #[error("panic: {0} [recovered]")]
+    Panic(&'static str),
 }
+
+/// The Go runtime's message for a write into a nil map.
+const NIL_MAP: &str = "assignment to entry in nil map";
 
 /// Injects the SidecarSets `matched` (in this order) into a pod being created (OpenKruise
 /// `sidecarsetMutatingPod` from the metadata patch on). Returns whether the pod is unchanged
@@ -66,7 +73,8 @@ pub enum InjectError {
 ///
 /// # Errors
 /// [`InjectError`]: unreadable hash annotations, a metadata merge patch that is not JSON, a
-/// resources policy that cannot be evaluated.
+/// resources policy that cannot be evaluated, a `null` hash or hot-upgrade annotation on a pod
+/// that gets sidecars (Go panics).
 pub fn inject(
     pod: &mut Pod,
     matched: &[SidecarSet],
@@ -171,7 +179,7 @@ fn build_sidecars(
         keys::SIDECARSET_HASH_WITHOUT_IMAGE,
     )
     .map_err(|e| annotation_error(pod, e))?;
-    let mut hot_info = control::hot_upgrade_info(pod);
+    let mut hot_info = control::hot_upgrade_info_or_nil(pod);
     let mut set_names = control::injected_list(pod);
     let ts = go_time(opts.now);
     let kruise_names = resources::sidecar_container_names(matched);
@@ -207,7 +215,8 @@ fn build_sidecars(
             prepare_container(&mut c, pod, &volumes, &mut out.volumes);
             injecting = true;
             if is_native_sidecar(&c.container) && is_hot_upgrade(&c) {
-                let (pair, anns) = hot_upgrade_pair(&mut hot_info, &c);
+                let hot_info = hot_info.as_mut().ok_or(InjectError::Panic(NIL_MAP))?;
+                let (pair, anns) = hot_upgrade_pair(hot_info, &c);
                 out.init_containers.extend(pair);
                 out.annotations.extend(anns);
             } else {
@@ -226,7 +235,8 @@ fn build_sidecars(
             injecting = true;
             prepare_container(&mut c, pod, &volumes, &mut out.volumes);
             if is_hot_upgrade(&c) {
-                let (pair, anns) = hot_upgrade_pair(&mut hot_info, &c);
+                let hot_info = hot_info.as_mut().ok_or(InjectError::Panic(NIL_MAP))?;
+                let (pair, anns) = hot_upgrade_pair(hot_info, &c);
                 out.containers.extend(pair);
                 out.annotations.extend(anns);
             } else {
@@ -234,6 +244,11 @@ fn build_sidecars(
             }
         }
         if injecting {
+            let (Some(hashes), Some(hashes_without_image)) =
+                (hashes.as_mut(), hashes_without_image.as_mut())
+            else {
+                return Err(InjectError::Panic(NIL_MAP));
+            };
             let list: Vec<String> = sidecar_list.into_iter().collect();
             let revision = s
                 .status
@@ -262,13 +277,16 @@ fn build_sidecars(
             );
         }
     }
-    out.annotations.insert(
-        keys::SIDECARSET_HASH.to_string(),
-        control::encode_upgrade_specs(&hashes),
-    );
+    // A nil map (a `null` annotation, nothing injected) is written back as `null`.
+    let encode = |m: &Option<BTreeMap<String, SidecarSetUpgradeSpec>>| {
+        m.as_ref()
+            .map_or_else(|| "null".to_string(), control::encode_upgrade_specs)
+    };
+    out.annotations
+        .insert(keys::SIDECARSET_HASH.to_string(), encode(&hashes));
     out.annotations.insert(
         keys::SIDECARSET_HASH_WITHOUT_IMAGE.to_string(),
-        control::encode_upgrade_specs(&hashes_without_image),
+        encode(&hashes_without_image),
     );
     out.annotations.insert(
         keys::SIDECARSET_INJECTED_LIST.to_string(),

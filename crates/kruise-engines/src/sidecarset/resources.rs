@@ -32,7 +32,6 @@ use k8s_openapi::api::core::v1::{Container, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kruise_api::apps::v1beta1::sidecarset::{ResourcesPolicy, SidecarSet, target_containers_mode};
 use kruise_api::validation::quantity::{Format, GoQuantity, QuantityError};
-use regex::Regex;
 
 use super::calculator::{CalcError, Value, evaluate, go_f64_to_i64};
 
@@ -64,13 +63,14 @@ impl fmt::Display for ExpressionField {
 /// webhook's denial).
 #[derive(Debug, thiserror::Error)]
 pub enum ResourcesPolicyError {
-    /// `targetContainersNameRegex` does not compile (the detail is the regex crate's).
-    #[error("failed to get target containers: invalid regex pattern {}: {source}", go_quote(.pattern))]
+    /// `targetContainersNameRegex` does not compile as Go's `regexp` compiles it
+    /// ([`crate::goregex`]).
+    #[error("failed to get target containers: invalid regex pattern {}: {reason}", go_quote(.pattern))]
     InvalidRegex {
         /// The expression.
         pattern: String,
         /// The compiler's complaint.
-        source: regex::Error,
+        reason: String,
     },
     /// No container is a target.
     #[error("no containers match the regex pattern {}", go_quote(.pattern))]
@@ -247,9 +247,11 @@ pub fn target_containers<'a>(
     name_regex: &str,
     kruise_sidecar_names: &BTreeSet<String>,
 ) -> Result<Vec<&'a Container>, ResourcesPolicyError> {
-    let pattern = Regex::new(name_regex).map_err(|source| ResourcesPolicyError::InvalidRegex {
-        pattern: name_regex.to_owned(),
-        source,
+    let pattern = crate::goregex::compile(name_regex).map_err(|reason| {
+        ResourcesPolicyError::InvalidRegex {
+            pattern: name_regex.to_owned(),
+            reason,
+        }
     })?;
     let native_sidecars = init_containers
         .iter()
@@ -409,7 +411,7 @@ fn mentions_memory(expr: &str) -> bool {
 /// ASCII space), approximated without Unicode tables: controls, white space, format
 /// characters, private-use characters and noncharacters are escaped; code points unassigned in
 /// Go's Unicode version are printed as they are, where Go would escape them.
-fn go_quote(s: &str) -> String {
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

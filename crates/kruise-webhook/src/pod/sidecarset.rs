@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1beta1::SidecarSet;
+use kruise_engines::sidecarset::resources::go_quote;
 use kruise_engines::sidecarset::{control, hash, inject, revision};
 use kruise_engines::updatesort::selector_matches;
 
@@ -55,11 +56,31 @@ fn is_empty_selector(sel: &LabelSelector) -> bool {
         && sel.match_expressions.as_ref().is_none_or(|e| e.is_empty())
 }
 
+/// The error OpenKruise's `util.ValidatedLabelSelectorAsSelector` gives for a selector: its
+/// only check is the operator of each `matchExpressions` entry.
+fn selector_error(sel: &LabelSelector) -> Option<String> {
+    sel.match_expressions
+        .iter()
+        .flatten()
+        .find(|e| {
+            !matches!(
+                e.operator.as_str(),
+                "In" | "NotIn" | "Exists" | "DoesNotExist"
+            )
+        })
+        .map(|e| {
+            format!(
+                "{} is not a valid pod selector operator",
+                go_quote(&e.operator)
+            )
+        })
+}
+
 /// OpenKruise `PodMatchedSidecarSet`: the namespace's labels match `namespaceSelector` (when
 /// set), and the non-empty `selector` matches the pod's labels.
 ///
 /// # Errors
-/// An invalid `selector` (`LabelSelectorAsSelector` refuses it).
+/// An invalid `selector` (Go's text: an unknown operator).
 pub fn pod_matches(
     pod: &Pod,
     s: &SidecarSet,
@@ -76,25 +97,19 @@ pub fn pod_matches(
     let Some(sel) = s.spec.selector.as_ref() else {
         return Ok(false);
     };
-    match selector_matches(sel, pod.metadata.labels.as_ref()) {
-        None => Err(format!(
-            "SidecarSet {} has an invalid selector",
-            control::name(s)
-        )),
-        Some(m) => Ok(m && !is_empty_selector(sel)),
+    if let Some(e) = selector_error(sel) {
+        return Err(e);
     }
+    Ok(
+        !is_empty_selector(sel)
+            && selector_matches(sel, pod.metadata.labels.as_ref()) == Some(true),
+    )
 }
 
-/// The SidecarSets matching a pod being created, in OpenKruise's order (SidecarSets pinned to
-/// the pod's namespace, then cluster-scoped ones; by name within each), paused injections
-/// skipped.
-///
-/// # Errors
-/// An invalid selector of a candidate SidecarSet.
-pub fn matching_sidecarsets(
-    pod: &Pod,
-    view: &SidecarSetView,
-) -> Result<Vec<Arc<SidecarSet>>, String> {
+/// The SidecarSets OpenKruise lists for a pod, in its order: those pinned to the pod's
+/// namespace (field index `namespace`), then cluster-scoped ones; by name within each (the
+/// cache lists an index entry in no particular order).
+fn candidates(pod: &Pod, view: &SidecarSetView) -> Vec<Arc<SidecarSet>> {
     let ns = pod
         .metadata
         .namespace
@@ -112,18 +127,30 @@ pub fn matching_sidecarsets(
     }
     pinned.sort_by(|a, b| control::name(a).cmp(control::name(b)));
     cluster.sort_by(|a, b| control::name(a).cmp(control::name(b)));
+    pinned.append(&mut cluster);
+    pinned
+}
+
+fn injection_paused(s: &SidecarSet) -> bool {
+    s.spec
+        .injection_strategy
+        .as_ref()
+        .and_then(|i| i.paused)
+        .unwrap_or(false)
+}
+
+/// The SidecarSets matching a pod being created, in OpenKruise's order ([`candidates`]),
+/// paused injections skipped.
+///
+/// # Errors
+/// An invalid selector of a candidate SidecarSet.
+pub fn matching_sidecarsets(
+    pod: &Pod,
+    view: &SidecarSetView,
+) -> Result<Vec<Arc<SidecarSet>>, String> {
     let mut out = Vec::new();
-    for s in pinned.into_iter().chain(cluster) {
-        let paused = s
-            .spec
-            .injection_strategy
-            .as_ref()
-            .and_then(|i| i.paused)
-            .unwrap_or(false);
-        if paused {
-            continue;
-        }
-        if pod_matches(pod, &s, view.namespace_labels.as_ref())? {
+    for s in candidates(pod, view) {
+        if !injection_paused(&s) && pod_matches(pod, &s, view.namespace_labels.as_ref())? {
             out.push(s);
         }
     }
@@ -134,15 +161,17 @@ pub fn matching_sidecarsets(
 /// `injectionStrategy.revision` pins a revision (by name or custom version), that revision —
 /// always while the update is paused or with policy `Always`; with `Partial`, for pods outside
 /// `updateStrategy.selector`, and otherwise with the probability the `partition` percentage
-/// gives (`draw` is a uniform number in [0, 1)).
+/// gives (`draw` gives a uniform number in [0, 1), called once when the partition is a
+/// percentage, as Go's `rand.Float64()`).
 ///
 /// # Errors
-/// The pinned revision does not exist (Go's NotFound texts), or cannot be restored.
+/// The pinned revision does not exist (Go's NotFound texts), or cannot be restored; under the
+/// Partial policy, an invalid `updateStrategy.selector` or a partition that is not a number.
 pub fn suitable_revision(
     s: &SidecarSet,
     pod: &Pod,
     revisions: &[Arc<ControllerRevision>],
-    draw: f64,
+    draw: &mut dyn FnMut() -> f64,
 ) -> Result<SidecarSet, String> {
     let Some(pin) = s
         .spec
@@ -181,10 +210,13 @@ pub fn suitable_revision(
         return Ok(history);
     }
     if pin.policy.as_deref() == Some("Partial") {
-        if let Some(sel) = &strategy.selector
-            && selector_matches(sel, pod.metadata.labels.as_ref()) != Some(true)
-        {
-            return Ok(history);
+        if let Some(sel) = &strategy.selector {
+            if let Some(e) = selector_error(sel) {
+                return Err(e);
+            }
+            if selector_matches(sel, pod.metadata.labels.as_ref()) != Some(true) {
+                return Ok(history);
+            }
         }
         return select_randomly(history, s.clone(), strategy.partition.as_ref(), draw);
     }
@@ -197,7 +229,7 @@ fn select_randomly(
     old: SidecarSet,
     new: SidecarSet,
     partition: Option<&IntOrString>,
-    draw: f64,
+    draw: &mut dyn FnMut() -> f64,
 ) -> Result<SidecarSet, String> {
     let Some(IntOrString::String(p)) = partition else {
         return Ok(new);
@@ -205,15 +237,31 @@ fn select_randomly(
     let number = p
         .strip_suffix('%')
         .ok_or_else(|| "invalid type: string is not a percentage".to_string())?;
-    let probability = number
-        .parse::<f64>()
-        .map_err(|_| format!("strconv.ParseFloat: parsing {number:?}: invalid syntax"))?
-        / 100.0;
-    Ok(if draw <= probability { old } else { new })
+    let parsed = number.parse::<f64>().map_err(|_| {
+        format!(
+            "strconv.ParseFloat: parsing {}: invalid syntax",
+            go_quote(number)
+        )
+    })?;
+    // Go refuses a finite number too large for a float64 (a long run of digits passes the
+    // SidecarSet webhook's `^[0-9]+%$`); only a spelled-out infinity is infinite.
+    let spelled_inf = number
+        .trim_start_matches(['+', '-'])
+        .to_ascii_lowercase()
+        .starts_with("inf");
+    if parsed.is_infinite() && !spelled_inf {
+        return Err(format!(
+            "strconv.ParseFloat: parsing {}: value out of range",
+            go_quote(number)
+        ));
+    }
+    let probability = parsed / 100.0;
+    Ok(if draw() <= probability { old } else { new })
 }
 
 /// The SidecarSet step on a pod being created: `Ok(true)` when nothing was injected or patched
-/// (OpenKruise's `skip`).
+/// (OpenKruise's `skip`). Each candidate SidecarSet is matched and resolved to its revision in
+/// turn, as OpenKruise does, so the first failing one gives the error.
 ///
 /// # Errors
 /// The text of the 500 answer OpenKruise gives: an invalid selector, a missing pinned
@@ -222,18 +270,20 @@ pub fn mutate(
     pod: &mut Pod,
     view: &SidecarSetView,
     opts: inject::InjectOptions,
-    draw: f64,
+    draw: &mut dyn FnMut() -> f64,
 ) -> Result<bool, String> {
     if !kruise_engines::podutil::is_active(pod) {
         return Ok(true);
     }
-    let matched = matching_sidecarsets(pod, view)?;
-    if matched.is_empty() {
-        return Ok(true);
+    let mut resolved = Vec::new();
+    for s in candidates(pod, view) {
+        if injection_paused(&s) || !pod_matches(pod, &s, view.namespace_labels.as_ref())? {
+            continue;
+        }
+        resolved.push(suitable_revision(&s, pod, &view.revisions, draw)?);
     }
-    let mut resolved = Vec::with_capacity(matched.len());
-    for s in &matched {
-        resolved.push(suitable_revision(s, pod, &view.revisions, draw)?);
+    if resolved.is_empty() {
+        return Ok(true);
     }
     inject::inject(pod, &resolved, opts).map_err(|e| e.to_string())
 }

@@ -121,3 +121,16 @@ proptest! {
         prop_assert_eq!(eval(&expr, &pod(&labels), "ns"), want);
     }
 }
+
+#[test]
+fn sidecarsets_pinned_to_a_namespace() {
+    let e = sidecarset_pinned_to("ns1");
+    let v1beta1 = json!({"spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ns1"}}}});
+    let v1alpha1 = json!({"spec": {"namespace": "ns1"}});
+    let other = json!({"spec": {"namespaceSelector": {"matchLabels": {"env": "x"}}}});
+    let none = json!({"spec": {}});
+    assert!(eval(&e, &v1beta1, ""));
+    assert!(eval(&e, &v1alpha1, ""));
+    assert!(!eval(&e, &other, ""));
+    assert!(!eval(&e, &none, ""));
+}

@@ -28,10 +28,9 @@ use kruise_engines::sidecarset::hash::is_sidecar_container;
 use kruise_runtime::features::{Feature, FeatureGates};
 use serde_json::{Value, json};
 
-use super::expr::check_expression;
-use super::goregex;
 use crate::common::{selector_is_empty, validate_priority_strategy, validate_scatter_strategy};
 use crate::field::{ErrorList, FieldError, Path};
+use kruise_engines::goregex;
 
 /// The ConfigMap key holding the patch-metadata whitelist (OpenKruise
 /// `configuration.SidecarSetPatchPodMetadataWhiteListKey`).
@@ -231,6 +230,20 @@ fn validate_resources_policy(c: &b1::SidecarContainer, path: &Path) -> ErrorList
         ));
         return errs;
     }
+    // OpenKruise `validateResourceExpression`: the calculator run with the field's variable
+    // set to the number 1; any error refuses the expression.
+    let check_expression = |expr: &str, variable: &str| -> Result<(), String> {
+        if expr.is_empty() {
+            return Ok(());
+        }
+        let vars = std::collections::BTreeMap::from([(
+            variable.to_string(),
+            kruise_engines::sidecarset::calculator::Value::Number(1.0),
+        )]);
+        kruise_engines::sidecarset::calculator::evaluate(expr, &vars)
+            .map(|_| ())
+            .map_err(|e| format!("invalid expression: {e}"))
+    };
     let mut check = |p: Path, cpu: &Option<String>, memory: &Option<String>| {
         for (name, v) in [("cpu", cpu), ("memory", memory)] {
             if let Err(e) = check_expression(opt(v), name) {

@@ -11,10 +11,12 @@ fn upgrade_specs_read_both_formats_and_write_go_bytes() {
         Some(r#"{"test-sidecarset":{"hash":"aaa"}}"#),
         keys::SIDECARSET_HASH,
     )
+    .unwrap()
     .unwrap();
     assert_eq!(new["test-sidecarset"].hash, "aaa");
-    let old =
-        parse_upgrade_specs(Some(r#"{"test-sidecarset": "aaa"}"#), keys::SIDECARSET_HASH).unwrap();
+    let old = parse_upgrade_specs(Some(r#"{"test-sidecarset": "aaa"}"#), keys::SIDECARSET_HASH)
+        .unwrap()
+        .unwrap();
     assert_eq!(old["test-sidecarset"].hash, "aaa");
     assert_eq!(old["test-sidecarset"].sidecar_set_name, "test-sidecarset");
     assert!(parse_upgrade_specs(Some("failed-sidecarset-hash"), keys::SIDECARSET_HASH).is_err());
@@ -365,6 +367,7 @@ fn go_get_pod_sidecarset_revision() {
 fn hashes(value: &str) -> BTreeMap<String, String> {
     parse_upgrade_specs(Some(value), keys::SIDECARSET_HASH)
         .unwrap()
+        .unwrap_or_default()
         .into_iter()
         .map(|(k, v)| (k, v.hash))
         .collect()

@@ -8,7 +8,8 @@
 //! What differs between the two syntaxes and is handled here: `\Q...\E` literals, octal
 //! escapes, `\C`, `\u`/`\U`, `\<`/`\>` and other escapes Go does not know, repetition counts
 //! above 1000, stacked repetition operators (`a**`), `{` that does not start a repetition (a
-//! literal in Go), the flags Go knows (`imsU`) and its empty `(?)`, character classes (in Go `[`
+//! literal in Go), the flags Go knows (`imsU`) and its empty `(?)`, group names (Go allows one
+//! twice), character classes (in Go `[`
 //! and `&&` inside a class are literals), and ASCII-only `\d \s \w \b`. Messages are Go's
 //! wording for the errors detected here, the `regex` crate's otherwise.
 
@@ -53,7 +54,6 @@ struct Translator<'a> {
     last_repeat: bool,
     /// Whether something repeatable precedes (not the start, `(` or `|`).
     can_repeat: bool,
-    names: Vec<String>,
 }
 
 fn err(code: &str, expr: &str) -> String {
@@ -224,11 +224,8 @@ impl Translator<'_> {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(err("invalid named capture", &whole));
             }
-            if self.names.iter().any(|n| n == name) {
-                return Err(err("duplicate capture group name", name));
-            }
-            self.names.push(name.to_owned());
-            self.out.push_str(&format!("(?P<{name}>"));
+            // Go allows a name twice; names do not change what matches.
+            self.out.push('(');
             self.pos += rest[..=end].chars().count();
             self.can_repeat = false;
             return Ok(());
@@ -530,7 +527,6 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
         out: String::new(),
         last_repeat: false,
         can_repeat: false,
-        names: Vec::new(),
     };
     let rewritten = t.run()?;
     regex::Regex::new(&rewritten).map_err(|e| format!("error parsing regexp: {e}"))
@@ -566,6 +562,7 @@ mod tests {
             "(?i-s:a.)",
             "(?)",
             "(?P<n>a)(?<m>b)",
+            "(?P<n>a)(?P<n>b)",
             "a*?",
             "\\pL\\p{Greek}\\PN",
             "\\.\\-\\ \\<",
@@ -599,7 +596,8 @@ mod tests {
             "[z-a]",
             "\\",
             "a|*",
-            "(?P<n>a)(?P<n>b)",
+            "(?P<>a)",
+            "(?P<a-b>x)",
             "\\p{Bogus}",
         ] {
             assert!(compile(p).is_err(), "{p}");

@@ -1,0 +1,26 @@
+// pause: the sandbox ("infra") container of the testbed's real nodes, a stand-in for
+// registry.k8s.io/pause built offline. It holds the pod's namespaces, reaps orphaned
+// children (it is PID 1 of the sandbox) and exits on SIGTERM/SIGINT.
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
+	for s := range sigs {
+		if s != syscall.SIGCHLD {
+			os.Exit(0)
+		}
+		for {
+			pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
+}
