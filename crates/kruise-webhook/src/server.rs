@@ -328,6 +328,13 @@ pub async fn serve(
                 }
             },
         };
+        // Answers are small writes (TLS records of HTTP/2 frames): without TCP_NODELAY, Nagle's
+        // algorithm can hold one until the API server's delayed ACK (up to 40 ms on Linux) —
+        // tens of milliseconds on an admission that takes one or two. Go, the API server's
+        // side, sets it on every connection.
+        if let Err(e) = tcp.set_nodelay(true) {
+            debug!(%peer, error = %e, "webhook TCP_NODELAY not set");
+        }
         let acceptor = acceptor.clone();
         let app = app.clone();
         // Taken before the handshake so that a shutdown during it still drains this connection.
