@@ -30,7 +30,12 @@
 //!    period; the restart must create and delete no pod.
 //! 4. Baseline: a bare client LISTs every CloneSet and every pod once.
 //!
+//! `admission`: the pod webhook (`/mutate-pod`) — injection latency with SidecarSets installed
+//! and the admission calls plain Deployment pods make; see the `admission` module.
+//!
 //! Prints progress every second and a summary; exits non-zero with a reason on failure.
+
+mod admission;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -68,6 +73,11 @@ enum Scenario {
     /// Restart of one or more managers over many CloneSets: time to the first completed
     /// reconcile of all, API requests, RSS; against a bare LIST of every CloneSet and pod.
     Scale(ScaleArgs),
+    /// The pod webhook: pod-create latency through /mutate-pod with SidecarSets installed
+    /// against creates without the webhook, manager CPU and RSS (part 1, "injection"); admission
+    /// calls and time to Ready of a plain Deployment with no manager, the scoped pod webhook and
+    /// OpenKruise's every-pod configuration (part 2, "blast"). Needs a testbed of its own.
+    Admission(admission::AdmissionArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -1318,6 +1328,7 @@ async fn main() {
         None => rollout(cli.rollout).await,
         Some(Scenario::Rollout(a)) => rollout(a).await,
         Some(Scenario::Scale(a)) => scale(a).await,
+        Some(Scenario::Admission(a)) => admission::admission(a).await,
     };
     if let Err(e) = result {
         eprintln!("kruise-bench: FAILED: {e}");
