@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): in-place rollout of a CloneSet of N pods (default 1000) on >= 10 kwok
-# nodes, against a bare-client baseline. See crates/kruise-e2e/src/bin/kruise-bench.rs.
+# nodes, against a bare-client baseline. See crates/kruise-e2e/src/bin/kruise-bench/main.rs.
 #
 #   hack/bench/bench.sh [--pods N] [--nodes N] [--timeout-seconds S]
 #

@@ -5,7 +5,7 @@
 # (status.observedGeneration == metadata.generation after a generation bump made while it was
 # stopped), its API requests (reads/writes, from rest_client_requests_total), its peak RSS and
 # its RSS after a settle period; the restart must create and delete no pod. Baseline: a bare
-# client LISTing every CloneSet and pod once. See crates/kruise-e2e/src/bin/kruise-bench.rs and
+# client LISTing every CloneSet and pod once. See crates/kruise-e2e/src/bin/kruise-bench/main.rs and
 # `target/release/kruise-bench scale --help`.
 #
 #   hack/bench/scale.sh [--clonesets 100] [--pods-per-cloneset 100] [--nodes K]

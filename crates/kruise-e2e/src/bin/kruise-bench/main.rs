@@ -34,7 +34,12 @@
 //!    period; the restart must create and delete no pod.
 //! 4. Baseline: a bare client LISTs every CloneSet and every pod once.
 //!
+//! `admission`: the pod webhook (`/mutate-pod`) — injection latency with SidecarSets installed
+//! and the admission calls plain Deployment pods make; see the `admission` module.
+//!
 //! Prints progress every second and a summary; exits non-zero with a reason on failure.
+
+mod admission;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -72,6 +77,11 @@ enum Scenario {
     /// Restart of one or more managers over many CloneSets: time to the first completed
     /// reconcile of all, API requests, RSS; against a bare LIST of every CloneSet and pod.
     Scale(ScaleArgs),
+    /// The pod webhook: pod-create latency through /mutate-pod with SidecarSets installed
+    /// against creates without the webhook, manager CPU and RSS (part 1, "injection"); admission
+    /// calls and time to Ready of a plain Deployment with no manager, the scoped pod webhook and
+    /// OpenKruise's every-pod configuration (part 2, "blast"). Needs a testbed of its own.
+    Admission(admission::AdmissionArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -412,6 +422,22 @@ impl Manager {
         extra: &[String],
         log_name: &str,
     ) -> Result<Self, String> {
+        let mut args: Vec<String> = ns
+            .iter()
+            .flat_map(|ns| ["--namespace".to_string(), ns.to_string()])
+            .collect();
+        args.extend_from_slice(extra);
+        Self::spawn(binary, &args, &[], log_name)
+    }
+
+    /// Starts `binary` with the testbed's kubeconfig, leader election off, metrics and health on
+    /// free loopback ports, then `args`, with `envs` added to its environment.
+    fn spawn(
+        binary: &Path,
+        args: &[String],
+        envs: &[(&str, &str)],
+        log_name: &str,
+    ) -> Result<Self, String> {
         let metrics = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let health = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let (file, log) = log_file(log_name).map_err(|e| format!("log file {log_name}: {e}"))?;
@@ -424,8 +450,8 @@ impl Manager {
             .arg(metrics.to_string())
             .arg("--health-probe-addr")
             .arg(health.to_string())
-            .args(ns.iter().flat_map(|ns| ["--namespace", ns]))
-            .args(extra)
+            .args(args)
+            .envs(envs.iter().copied())
             .stdout(Stdio::from(file))
             .stderr(Stdio::from(stderr))
             .spawn()
@@ -1478,6 +1504,7 @@ async fn main() {
         None => rollout(cli.rollout).await,
         Some(Scenario::Rollout(a)) => rollout(a).await,
         Some(Scenario::Scale(a)) => scale(a).await,
+        Some(Scenario::Admission(a)) => admission::admission(a).await,
     };
     if let Err(e) = result {
         eprintln!("kruise-bench: FAILED: {e}");
