@@ -409,7 +409,7 @@ async fn start_webhooks(
         )),
     });
     let webhook_metrics = wserver::WebhookMetrics::register(&ctx.metrics);
-    let served = tokio::spawn({
+    let served = admission_runtime()?.spawn({
         let store = store.clone();
         let stop = stop.clone();
         async move {
@@ -740,6 +740,28 @@ async fn finish(
         "kruise-manager exiting"
     );
     Ok(code)
+}
+
+/// The runtime that serves admission requests: its own OS threads, so controller passes
+/// (CPU-bound between their awaits) on the main runtime's workers never hold an admission
+/// answer back — the API server waits on every pod create for it, and the kernel, not tokio's
+/// cooperative scheduling, shares the CPU between the two. It reads the same shared cache and
+/// client as the controllers. Created once, lives until the process exits.
+///
+/// # Errors
+/// The OS refused to create its threads.
+fn admission_runtime() -> anyhow::Result<tokio::runtime::Handle> {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt.handle().clone());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("admission")
+        .enable_all()
+        .build()
+        .context("starting the admission runtime")?;
+    Ok(RUNTIME.get_or_init(|| rt).handle().clone())
 }
 
 #[tokio::main]
