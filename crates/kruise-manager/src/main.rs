@@ -115,8 +115,8 @@ struct Args {
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     webhook_server: bool,
 
-    /// Port of the webhook server (OpenKruise's WEBHOOK_PORT).
-    #[arg(long, default_value_t = 9876)]
+    /// Port of the webhook server (also read from OpenKruise's WEBHOOK_PORT).
+    #[arg(long, env = "WEBHOOK_PORT", default_value_t = 9876)]
     webhook_port: u16,
 
     /// Address the webhook server binds.
@@ -124,8 +124,9 @@ struct Args {
     webhook_bind_address: String,
 
     /// Reach the webhook at https://<host>:<port> instead of through Service
-    /// kruise-webhook-service (e.g. 127.0.0.1 when the manager runs outside the cluster).
-    #[arg(long)]
+    /// kruise-webhook-service (e.g. 127.0.0.1 when the manager runs outside the cluster; also
+    /// read from OpenKruise's WEBHOOK_HOST).
+    #[arg(long, env = "WEBHOOK_HOST")]
     webhook_host: Option<String>,
 
     /// Use externally issued certificates (cert-manager style): read Secret
@@ -178,9 +179,25 @@ struct Args {
     cloneset_scaling_exclude_preparing_delete: bool,
 
     /// How long a controller waits for its caches' initial list before the manager exits
-    /// (controller-runtime's CacheSyncTimeout).
-    #[arg(long, default_value = "2m", value_parser = parse_go_duration)]
+    /// (controller-runtime's CacheSyncTimeout; OpenKruise's `--controller-cache-sync-timeout`).
+    #[arg(long, alias = "controller-cache-sync-timeout", default_value = "2m", value_parser = parse_go_duration)]
     cache_sync_timeout: Duration,
+
+    /// Minimum frequency at which every watched object is reconciled again (OpenKruise's flag,
+    /// controller-runtime's SyncPeriod; Go duration). Unset or `0`: no periodic resync, only
+    /// changes (OpenKruise's chart passes `--sync-period=0`).
+    #[arg(long, value_parser = parse_go_duration)]
+    sync_period: Option<Duration>,
+
+    /// klog's `--logtostderr` (OpenKruise's manifests pass `--logtostderr=true`). kruise-manager
+    /// always logs to stderr; `false` (klog's log files) is refused.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    logtostderr: bool,
+
+    /// OpenKruise's `--enable-pprof`. kruise-manager has no Go profiler endpoint: `false` is
+    /// accepted, `true` is refused.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    enable_pprof: bool,
 
     /// How long an unsatisfied expectation is trusted before it is treated as leaked.
     #[arg(long, default_value = "5m", value_parser = parse_go_duration)]
@@ -559,6 +576,14 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.leader_election_resource_lock
         );
     }
+    if !args.logtostderr {
+        bail!(
+            "unsupported --logtostderr=false: kruise-manager logs to stderr only (no klog log files)"
+        );
+    }
+    if args.enable_pprof {
+        bail!("unsupported --enable-pprof=true: kruise-manager has no Go pprof endpoint");
+    }
     tracing::info!(feature_gates = %gates, "feature gates");
     let throttle = kruise_runtime::throttle::ClientThrottle::from_flags(
         args.rest_config_qps,
@@ -585,6 +610,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             expectation_timeout: args.expectation_timeout,
             namespace: args.namespace.clone().filter(|n| !n.is_empty()),
             cache_sync_timeout: args.cache_sync_timeout,
+            sync_period: args.sync_period.filter(|d| !d.is_zero()),
         },
     );
     let ctx = Arc::new(Context { metrics, ..ctx });
@@ -863,6 +889,32 @@ mod tests {
                 burst: 30
             }
         );
+    }
+
+    /// The manager's arguments in OpenKruise's helm chart and config/manager/manager.yaml parse,
+    /// so swapping the image needs no manifest change.
+    #[test]
+    fn openkruise_manifest_arguments_are_accepted() {
+        let a = Args::try_parse_from([
+            "kruise-manager",
+            "--enable-leader-election",
+            "--metrics-addr=:8080",
+            "--health-probe-addr=:8000",
+            "--logtostderr=true",
+            "--leader-election-namespace=kruise-system",
+            "--v=4",
+            "--feature-gates=AllAlpha=true,AllBeta=true,EnableExternalCerts=false,TemplateNoDefaults=false",
+            "--sync-period=0",
+            "--controller-cache-sync-timeout=3m",
+            "--enable-pprof=false",
+        ])
+        .unwrap();
+        assert!(a.logtostderr && !a.enable_pprof);
+        assert_eq!(a.sync_period, Some(Duration::ZERO));
+        assert_eq!(a.cache_sync_timeout, Duration::from_secs(180));
+        let a = Args::try_parse_from(["kruise-manager", "--sync-period", "10h"]).unwrap();
+        assert_eq!(a.sync_period, Some(Duration::from_secs(36_000)));
+        assert!(Args::try_parse_from(["kruise-manager", "--sync-period", "often"]).is_err());
     }
 
     #[test]

@@ -109,6 +109,9 @@ pub struct ControllerConfig {
     /// before the manager gives up and exits (`--cache-sync-timeout`, controller-runtime's
     /// `CacheSyncTimeout`, default 2 minutes).
     pub cache_sync_timeout: Duration,
+    /// Reconcile every object of each controller again at this period (`--sync-period`,
+    /// controller-runtime's SyncPeriod); `None`: only on changes.
+    pub sync_period: Option<Duration>,
 }
 
 impl Default for ControllerConfig {
@@ -117,6 +120,7 @@ impl Default for ControllerConfig {
             expectation_timeout: Duration::from_secs(300),
             namespace: None,
             cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
+            sync_period: None,
         }
     }
 }
@@ -442,7 +446,21 @@ where
         let queue = queue.clone();
         futures::stream::select_all(refs).inspect(move |r| queue.add(key_of_ref(r)))
     };
-    let controller = Controller::for_shared_stream(objects, store.clone()).reconcile_on(refs);
+    let mut controller = Controller::for_shared_stream(objects, store.clone()).reconcile_on(refs);
+    if let Some(period) = ctx.config.sync_period.filter(|p| !p.is_zero()) {
+        let queue = queue.clone();
+        let resync_store = store.clone();
+        let ticks = futures::stream::unfold((), move |()| async move {
+            tokio::time::sleep(period).await;
+            Some(((), ()))
+        })
+        .inspect(move |()| {
+            for o in resync_store.state() {
+                queue.add(key_of(o.as_ref()));
+            }
+        });
+        controller = controller.reconcile_all_on(ticks);
+    }
     let readiness = ctx.readiness.clone();
     let shutdown = ctx.shutdown.clone();
     tokio::spawn(async move {
