@@ -28,6 +28,21 @@ use crate::{Result, kubectl, log_file, testbed_kubeconfig, wait_for};
 /// The manager's own namespace (`POD_NAMESPACE`), as OpenKruise installs it.
 pub const KRUISE_NAMESPACE: &str = "kruise-system";
 
+/// Sum of the `controller_runtime_reconcile_total{controller="<controller>",...}` samples (all
+/// `result`s) of a manager's metrics exposition (OpenMetrics text).
+pub fn reconciles(metrics: &str, controller: &str) -> f64 {
+    let label = format!("controller=\"{controller}\"");
+    metrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("controller_runtime_reconcile_total{"))
+        .filter_map(|rest| {
+            let (labels, value) = rest.split_once('}')?;
+            labels.split(',').any(|kv| kv == label).then_some(())?;
+            value.split_whitespace().next()?.parse::<f64>().ok()
+        })
+        .sum()
+}
+
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

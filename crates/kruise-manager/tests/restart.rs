@@ -55,23 +55,6 @@ const NAME: &str = "web";
 
 // ---- the manager process ----
 
-/// Sum of the `controller_runtime_reconcile_total{controller="cloneset",...}` samples (all
-/// `result`s) of an OpenMetrics exposition.
-fn cloneset_reconciles(metrics: &str) -> f64 {
-    metrics
-        .lines()
-        .filter_map(|l| l.strip_prefix("controller_runtime_reconcile_total{"))
-        .filter_map(|rest| {
-            let (labels, value) = rest.split_once('}')?;
-            labels
-                .split(',')
-                .any(|kv| kv == "controller=\"cloneset\"")
-                .then_some(())?;
-            value.split_whitespace().next()?.parse::<f64>().ok()
-        })
-        .sum()
-}
-
 /// One `kruise-manager` process of a test, run as users run it (webhooks on, default flags)
 /// and isolated to the test's namespace ([`ManagerSpec`]).
 struct Manager {
@@ -94,7 +77,10 @@ impl Manager {
     }
 
     async fn try_reconciles(&self) -> Option<f64> {
-        Some(cloneset_reconciles(&self.process.metrics_text().await?))
+        Some(kruise_e2e::manager::reconciles(
+            &self.process.metrics_text().await?,
+            "cloneset",
+        ))
     }
 
     /// CloneSet reconciles this process has finished (0 if `/metrics` does not answer).
@@ -1076,7 +1062,10 @@ fn reconcile_counter_is_read_from_the_managers_metrics() {
     let m = Metrics::new();
     m.register_controller("cloneset", 3);
     m.register_controller("other", 1);
-    assert_eq!(cloneset_reconciles(&m.encode().unwrap()), 0.0);
+    assert_eq!(
+        kruise_e2e::manager::reconciles(&m.encode().unwrap(), "cloneset"),
+        0.0
+    );
     m.observe_reconcile(
         "cloneset",
         ReconcileResult::Success,
@@ -1085,7 +1074,10 @@ fn reconcile_counter_is_read_from_the_managers_metrics() {
     m.observe_reconcile("cloneset", ReconcileResult::Error, Duration::from_millis(3));
     m.observe_reconcile("cloneset", ReconcileResult::RequeueAfter, Duration::ZERO);
     m.observe_reconcile("other", ReconcileResult::Success, Duration::ZERO);
-    assert_eq!(cloneset_reconciles(&m.encode().unwrap()), 3.0);
+    assert_eq!(
+        kruise_e2e::manager::reconciles(&m.encode().unwrap(), "cloneset"),
+        3.0
+    );
 }
 
 /// PVCs and ControllerRevisions survive restarts too: a CloneSet with a volumeClaimTemplate

@@ -12,22 +12,6 @@ use serde_json::json;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Sum of `controller_runtime_reconcile_total{controller="cloneset",...}` over all results.
-fn cloneset_reconciles(metrics: &str) -> f64 {
-    metrics
-        .lines()
-        .filter_map(|l| l.strip_prefix("controller_runtime_reconcile_total{"))
-        .filter_map(|rest| {
-            let (labels, value) = rest.split_once('}')?;
-            labels
-                .split(',')
-                .any(|kv| kv == "controller=\"cloneset\"")
-                .then_some(())?;
-            value.split_whitespace().next()?.parse::<f64>().ok()
-        })
-        .sum()
-}
-
 /// Reconciles of the one idle CloneSet in a quiet `window`, with `--sync-period=<period>`.
 async fn idle_reconciles(prefix: &str, period: &str, window: Duration) -> f64 {
     let env = TestEnv::connect().await.expect("testbed");
@@ -50,8 +34,12 @@ async fn idle_reconciles(prefix: &str, period: &str, window: Duration) -> f64 {
         &format!("--sync-period={period}"),
     ]);
     let manager = TestManager::start(spec, TIMEOUT).await;
-    let count =
-        || async { cloneset_reconciles(&manager.process.metrics_text().await.unwrap_or_default()) };
+    let count = || async {
+        kruise_e2e::manager::reconciles(
+            &manager.process.metrics_text().await.unwrap_or_default(),
+            "cloneset",
+        )
+    };
     // Let the first reconcile and its status write settle.
     let mut last = count().await;
     for _ in 0..30 {
