@@ -39,6 +39,33 @@ pub struct ControllerFlags {
     pub assign_pods_by_scheduler: bool,
 }
 
+/// Sets up a controller of pods: the shared pod informer (started now), the pod changes
+/// `wanted` selects as triggers, and `reconcile` for each, run by [`runtime::run_controller`]
+/// once the pod cache has synced. Used by the controllers whose only input is the pod itself
+/// (pod readiness, container launch priority).
+pub fn pod_controller<Fut, E>(
+    ctx: &Arc<Context>,
+    name: &'static str,
+    workers: u16,
+    wanted: fn(&k8s_openapi::api::core::v1::Pod) -> bool,
+    reconcile: fn(Arc<k8s_openapi::api::core::v1::Pod>, Arc<Context>) -> Fut,
+) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static
+where
+    Fut:
+        std::future::Future<Output = Result<kube::runtime::controller::Action, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use futures::StreamExt;
+    let ctx = ctx.clone();
+    let pods = ctx.cache.informer::<k8s_openapi::api::core::v1::Pod>();
+    let caches = vec![pods.synced()];
+    let triggers = pods
+        .applied_objects()
+        .filter(move |p| std::future::ready(wanted(p)));
+    let controller = runtime::Triggers::new(triggers, pods.store().clone());
+    async move { runtime::run_controller(ctx, name, workers, controller, caches, reconcile).await }
+}
+
 /// One controller of the manager: its `--controllers` name, its set-up function (which starts
 /// the informers it reads — before leadership is won — and returns the future that runs it once
 /// this replica leads) and the RBAC rules it needs (merged into `config/rbac/role.yaml`).

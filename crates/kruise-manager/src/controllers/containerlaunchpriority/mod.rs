@@ -25,7 +25,6 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod};
 use kruise_api::keys;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -173,16 +172,7 @@ pub fn plan(pod: &Pod, barrier: &ConfigMap) -> Plan {
 pub fn setup(
     ctx: &Arc<Context>,
 ) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static {
-    let ctx = ctx.clone();
-    let pods = ctx.cache.informer::<Pod>();
-    let caches = vec![pods.synced()];
-    let wanted = pods
-        .applied_objects()
-        .filter(|p| std::future::ready(wants_reconcile(p)));
-    let controller = runtime::Triggers::new(wanted, pods.store().clone());
-    async move {
-        runtime::run_controller(ctx, CONTROLLER_NAME, WORKERS, controller, caches, reconcile).await
-    }
+    super::pod_controller(ctx, CONTROLLER_NAME, WORKERS, wants_reconcile, reconcile)
 }
 
 /// Creates the pod's barrier ConfigMap if missing, releases the next priority and marks the pod

@@ -16,7 +16,6 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys;
 use kube::api::{Api, Patch, PatchParams};
@@ -59,16 +58,7 @@ pub fn condition_patch(now: jiff::Timestamp) -> Value {
 pub fn setup(
     ctx: &Arc<Context>,
 ) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static {
-    let ctx = ctx.clone();
-    let pods = ctx.cache.informer::<Pod>();
-    let caches = vec![pods.synced()];
-    let wanted = pods
-        .applied_objects()
-        .filter(|p| std::future::ready(needs_condition(p)));
-    let controller = runtime::Triggers::new(wanted, pods.store().clone());
-    async move {
-        runtime::run_controller(ctx, CONTROLLER_NAME, WORKERS, controller, caches, reconcile).await
-    }
+    super::pod_controller(ctx, CONTROLLER_NAME, WORKERS, needs_condition, reconcile)
 }
 
 /// Creates the `KruisePodReady` condition of one pod if it still needs it.
