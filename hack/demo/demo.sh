@@ -49,9 +49,10 @@ cargo build -q -p kruise-manager
 stop_manager
 k create namespace kruise-system --dry-run=client -o yaml | k apply -f - >/dev/null
 mkdir -p "$(dirname "$PIDFILE")" "$(dirname "$LOG")"
-# As users run it: webhook server on (reached at https://127.0.0.1:9876 from the API server).
+# As users run it: webhook server on by default (reached at https://127.0.0.1:9876 from the API
+# server).
 POD_NAMESPACE=kruise-system nohup "$root/target/debug/kruise-manager" --kubeconfig "$KUBECONFIG" \
-  --webhook-server --webhook-host 127.0.0.1 \
+  --webhook-host 127.0.0.1 \
   --metrics-addr 127.0.0.1:18080 --health-probe-addr 127.0.0.1:18000 >>"$LOG" 2>&1 &
 echo $! >"$PIDFILE"
 for i in $(seq 1 100); do

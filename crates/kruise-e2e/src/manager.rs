@@ -156,11 +156,13 @@ impl ManagerSpec {
             .arg(std::env::var("KRUISE_E2E_MANAGER_V").unwrap_or_else(|_| "1".into()));
         if self.webhooks {
             cmd.env("POD_NAMESPACE", &self.pod_namespace)
-                .args(["--webhook-server", "--webhook-host", "127.0.0.1"])
+                .args(["--webhook-host", "127.0.0.1"])
                 .args(["--webhook-bind-address", "127.0.0.1"])
                 .args(["--webhook-port", &self.webhook_port.to_string()])
                 .args(["--webhook-only-namespace", &self.ns])
                 .args(["--webhook-configuration-suffix", &self.ns]);
+        } else {
+            cmd.arg("--webhook-server=false");
         }
         let child = cmd
             .args(&self.extra)

@@ -110,9 +110,11 @@ struct Args {
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     assign_pods_by_scheduler: bool,
 
-    /// Serve the admission webhooks (CloneSet, Advanced StatefulSet) and maintain their
-    /// certificates and configurations. Off by default while the webhook set is incomplete.
-    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    /// Serve the admission and conversion webhooks and maintain their certificates and
+    /// configurations. On by default, as OpenKruise's manager always serves them (its chart
+    /// registers them); `--webhook-server=false` runs the controllers only, e.g. beside another
+    /// manager that serves the cluster's webhooks.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     webhook_server: bool,
 
     /// Port of the webhook server (also read from OpenKruise's WEBHOOK_PORT).

@@ -359,6 +359,7 @@ impl Manager {
             // signals). The webhook server stays off for the same reason: its configurations
             // are cluster-wide and these managers run cluster-wide side by side.
             .arg("--controllers=-cloneset,-podreadiness")
+            .arg("--webhook-server=false")
             .args(extra)
             .env_remove("RUST_LOG")
             .stdout(Stdio::null())

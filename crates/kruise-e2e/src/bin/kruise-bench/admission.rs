@@ -508,9 +508,42 @@ async fn webhook_configurations(env: &TestEnv) -> Result<Vec<String>, String> {
     Ok(found)
 }
 
+/// Makes sure namespace `kruise-system` (the manager's own, `POD_NAMESPACE`) exists; true when
+/// this call created it. A namespace being deleted (e.g. by the previous run's cleanup) is waited
+/// for: a manager started meanwhile could not write its certificate Secret into it.
+pub(crate) async fn ensure_kruise_namespace(env: &TestEnv) -> Result<bool, String> {
+    let ns_api: Api<Namespace> = Api::all(env.client.clone());
+    let start = Instant::now();
+    let created = loop {
+        match ns_api
+            .get_opt(KRUISE_NAMESPACE)
+            .await
+            .map_err(|e| e.to_string())?
+        {
+            None => break true,
+            Some(ns) if ns.metadata.deletion_timestamp.is_none() => break false,
+            Some(_) if start.elapsed() > Duration::from_secs(120) => {
+                return Err(format!(
+                    "namespace {KRUISE_NAMESPACE} still terminating after 120 s"
+                ));
+            }
+            Some(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    };
+    if created {
+        let ns: Namespace =
+            serde_json::from_value(json!({"metadata": {"name": KRUISE_NAMESPACE}})).unwrap();
+        ns_api
+            .create(&PostParams::default(), &ns)
+            .await
+            .map_err(|e| format!("creating namespace {KRUISE_NAMESPACE}: {e}"))?;
+    }
+    Ok(created)
+}
+
 /// Deletes both webhook configurations (they fail closed without a manager), then waits until
 /// they are gone.
-async fn delete_webhook_configurations(env: &TestEnv) -> Result<(), String> {
+pub(crate) async fn delete_webhook_configurations(env: &TestEnv) -> Result<(), String> {
     let m: Api<MutatingWebhookConfiguration> = Api::all(env.client.clone());
     let v: Api<ValidatingWebhookConfiguration> = Api::all(env.client.clone());
     for r in [
@@ -721,34 +754,7 @@ pub(crate) async fn admission(a: AdmissionArgs) -> Result<(), String> {
     let nodes_before = kwok_node_names(&env).await?;
     ensure_nodes(&env, a.nodes).await?;
     install_crds(&env).await.map_err(|e| e.to_string())?;
-    let ns_api: Api<Namespace> = Api::all(env.client.clone());
-    // A namespace being deleted (e.g. by the previous run's cleanup) is waited for: a manager
-    // started meanwhile could not write its certificate Secret into it.
-    let start = Instant::now();
-    let created_kruise_namespace = loop {
-        match ns_api
-            .get_opt(KRUISE_NAMESPACE)
-            .await
-            .map_err(|e| e.to_string())?
-        {
-            None => break true,
-            Some(ns) if ns.metadata.deletion_timestamp.is_none() => break false,
-            Some(_) if start.elapsed() > Duration::from_secs(120) => {
-                return Err(format!(
-                    "namespace {KRUISE_NAMESPACE} still terminating after 120 s"
-                ));
-            }
-            Some(_) => tokio::time::sleep(Duration::from_millis(500)).await,
-        }
-    };
-    if created_kruise_namespace {
-        let ns: Namespace =
-            serde_json::from_value(json!({"metadata": {"name": KRUISE_NAMESPACE}})).unwrap();
-        ns_api
-            .create(&PostParams::default(), &ns)
-            .await
-            .map_err(|e| format!("creating namespace {KRUISE_NAMESPACE}: {e}"))?;
-    }
+    let created_kruise_namespace = ensure_kruise_namespace(&env).await?;
     let secret_existed = Api::<Secret>::namespaced(env.client.clone(), KRUISE_NAMESPACE)
         .get_opt(CERT_SECRET)
         .await

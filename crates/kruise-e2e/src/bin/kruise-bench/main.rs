@@ -9,6 +9,10 @@
 //!    `--metrics-addr`, `--health-probe-addr`, `--<kind>-workers 3`, `--rest-config-qps/-burst`
 //!    from `--qps`/`--burst`, default 30/50 as OpenKruise), and waits for its `/readyz`. The Go
 //!    manager runs through `hack/bench/openkruise-manager.sh` (webhooks, certificates, env).
+//!    Every manager serves its webhooks as users run it, reached at
+//!    `https://127.0.0.1:<--webhook-port>` (env `POD_NAMESPACE=kruise-system`, `WEBHOOK_HOST`,
+//!    `WEBHOOK_PORT`, as OpenKruise out of cluster); the webhook configurations are deleted at
+//!    the end of the run.
 //! 3. Creates a CloneSet of `--pods` pods (InPlaceIfPossible, maxUnavailable 100%) and waits for
 //!    all of them to be ready.
 //! 4. Changes the image and measures the time until every pod is updated and ready, the API
@@ -21,6 +25,7 @@
 //! `scale`: `--clonesets` CloneSets of `--pods-per-cloneset` pods, one or more manager binaries
 //! measured in turn on the same objects.
 //! 1. Nodes (default: enough kwok nodes for 110 pods each, plus one) and CRDs; a fresh namespace.
+//!    Managers serve their webhooks as in `rollout`.
 //! 2. The first manager creates every pod; the run waits until every CloneSet is ready and
 //!    observed; the manager is stopped.
 //! 3. For each manager: while it is stopped, every CloneSet's generation is bumped without
@@ -126,6 +131,11 @@ struct RolloutArgs {
     /// (kruise-rs only: OpenKruise v1.9.0 panics with `--namespace` in its DaemonSet controller).
     #[arg(long)]
     watch_namespace: bool,
+
+    /// Port of the manager's webhook server at 127.0.0.1 (`WEBHOOK_PORT`; the Go manager's
+    /// script reads it as `OPENKRUISE_WEBHOOK_PORT`).
+    #[arg(long, default_value_t = 9876)]
+    webhook_port: u16,
 
     /// How long to wait for the manager's `/readyz` before creating the workload, in seconds.
     #[arg(long, default_value_t = 180)]
@@ -245,6 +255,10 @@ struct ScaleArgs {
     /// Every binary gets the same flags, so figures compare.
     #[arg(long = "manager-arg", value_name = "ARG", allow_hyphen_values = true)]
     manager_args: Vec<String>,
+
+    /// Port of the manager's webhook server at 127.0.0.1 (`WEBHOOK_PORT`).
+    #[arg(long, default_value_t = 9876)]
+    webhook_port: u16,
 
     /// Prefix of the benchmark's namespace (`e2e-<prefix>-<random>`, deleted at the end).
     #[arg(long, default_value = "bench-scale")]
@@ -405,7 +419,8 @@ async fn wait_clonesets(
 // ---------------------------------------------------------------------------------------------
 // Manager processes, /proc and /metrics
 
-/// A kruise-manager started by the benchmark: leader election off, watching one namespace,
+/// A kruise-manager started by the benchmark: leader election off, webhooks served at
+/// 127.0.0.1 (rollout, scale) or as the admission scenario says, watching one namespace or all,
 /// metrics and health on free loopback ports, log in `target/e2e-logs/`. SIGKILLed on drop.
 struct Manager {
     child: Option<Child>,
@@ -420,6 +435,7 @@ impl Manager {
         binary: &Path,
         ns: Option<&str>,
         extra: &[String],
+        webhook_port: u16,
         log_name: &str,
     ) -> Result<Self, String> {
         let mut args: Vec<String> = ns
@@ -427,7 +443,18 @@ impl Manager {
             .flat_map(|ns| ["--namespace".to_string(), ns.to_string()])
             .collect();
         args.extend_from_slice(extra);
-        Self::spawn(binary, &args, &[], log_name)
+        let port = webhook_port.to_string();
+        Self::spawn(
+            binary,
+            &args,
+            &[
+                ("POD_NAMESPACE", kruise_e2e::manager::KRUISE_NAMESPACE),
+                ("WEBHOOK_HOST", "127.0.0.1"),
+                ("WEBHOOK_PORT", &port),
+                ("OPENKRUISE_WEBHOOK_PORT", &port),
+            ],
+            log_name,
+        )
     }
 
     /// Starts `binary` with the testbed's kubeconfig, leader election off, metrics and health on
@@ -761,7 +788,12 @@ async fn rollout(mut a: RolloutArgs) -> Result<(), String> {
         a.pods = node_count;
     }
     install_crds(&env).await.map_err(|e| e.to_string())?;
-    let result = rollout_measure(&env, &a, &http, node_count).await;
+    admission::ensure_kruise_namespace(&env).await?;
+    let mut result = rollout_measure(&env, &a, &http, node_count).await;
+    // The manager served the webhooks (as users run it); their configurations fail closed
+    // without it.
+    let cleaned = admission::delete_webhook_configurations(&env).await;
+    result = result.and(cleaned);
     // Nodes this run added are removed again, so that later tests see the usual testbed.
     let added: Vec<String> = kwok_node_names(&env)
         .await?
@@ -813,6 +845,7 @@ async fn rollout_measure(
         &a.manager,
         a.watch_namespace.then_some(ns.name()),
         &extra,
+        a.webhook_port,
         &format!("{}-manager.log", ns.name()),
     )?;
     println!(
@@ -1102,6 +1135,7 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
     let total_pods = a.clonesets * a.pods_per_cloneset;
     let node_count = ensure_nodes(&env, a.nodes.unwrap_or(default_nodes(total_pods))).await?;
     install_crds(&env).await.map_err(|e| e.to_string())?;
+    admission::ensure_kruise_namespace(&env).await?;
     let ns = env
         .namespace(&a.namespace_prefix)
         .await
@@ -1110,6 +1144,10 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
     // The managers are owned (and so killed on failure) inside `scale_run`, before the namespace
     // goes.
     let result = scale_run(&env, &ns, &a, &http).await;
+    // The managers served the webhooks (as users run them); their configurations fail closed
+    // without a manager.
+    let cleaned = admission::delete_webhook_configurations(&env).await;
+    let result = result.and_then(|r| cleaned.map(|()| r));
     let deleted = ns.delete().await;
     let (rows, baseline) = result?;
     deleted.map_err(|e| format!("deleting the namespace: {e}"))?;
@@ -1228,6 +1266,7 @@ async fn scale_run(
         first,
         Some(ns.name()),
         &a.manager_args,
+        a.webhook_port,
         &format!("{}-create.log", ns.name()),
     )?;
     println!(
@@ -1371,7 +1410,13 @@ async fn scale_run(
 
         let log_name = format!("{}-manager-{i}.log", ns.name());
         let start = Instant::now();
-        let mut manager = Manager::start(binary, Some(ns.name()), &a.manager_args, &log_name)?;
+        let mut manager = Manager::start(
+            binary,
+            Some(ns.name()),
+            &a.manager_args,
+            a.webhook_port,
+            &log_name,
+        )?;
         println!(
             "  started pid {} (log {})",
             manager.pid,
