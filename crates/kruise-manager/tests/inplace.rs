@@ -249,7 +249,8 @@ async fn image_and_metadata_update_in_place_completes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ready_patch_is_bound_to_the_read_resource_version() {
+async fn ready_patch_and_lifecycle_state_land_over_concurrent_status_writes() {
+    use kruise_engines::lifecycle::{self, LifecycleState};
     let env = env().await;
     let ns = env.namespace("inplace-rv").await.expect("namespace");
     let api: Api<Pod> = ns.api();
@@ -258,36 +259,46 @@ async fn ready_patch_is_bound_to_the_read_resource_version() {
         pod("p2", json!([{"name": "main", "image": "nginx:1.25"}])),
     )
     .await;
-    let patch = inplace::ready_condition_patch(&p, now()).expect("condition missing");
-    assert_eq!(
-        patch["metadata"]["resourceVersion"],
-        json!(p.metadata.resource_version)
+    let mut patch = inplace::ready_condition_patch(&p, now()).expect("condition missing");
+    assert!(
+        patch.get("metadata").is_none(),
+        "not bound to a resourceVersion: {patch}"
     );
-    // The pod changes in between: the bound patch is refused.
-    api.patch(
+    // The lifecycle state change that follows rides on the same pods/status write.
+    let change = lifecycle::plan_state_change(&p, LifecycleState::Normal, false, now());
+    assert!(lifecycle::fold_into_status_patch(&mut patch, &change));
+    // The kubelet writes the pod status in between (another condition): the patch still applies
+    // and keeps the kubelet's condition.
+    api.patch_status(
         "p2",
         &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"annotations": {"x": "y"}}})),
+        &Patch::Strategic(json!({"status": {"conditions": [
+            {"type": "example.com/probe", "status": "True"}]}})),
     )
     .await
-    .expect("touch");
-    match api
-        .patch_status("p2", &PatchParams::default(), &Patch::Strategic(patch))
-        .await
-    {
-        Err(kube::Error::Api(e)) => assert_eq!(e.code, 409, "{e:?}"),
-        other => panic!("expected a conflict, got {other:?}"),
-    }
-    // Recomputed on the fresh pod, it applies.
-    let fresh = api.get("p2").await.expect("get");
-    let patch = inplace::ready_condition_patch(&fresh, now()).expect("condition missing");
-    let p = api
+    .expect("kubelet-like status write");
+    let written = api
         .patch_status("p2", &PatchParams::default(), &Patch::Strategic(patch))
         .await
         .expect("patch");
     assert_eq!(
-        condition_status(&p, inplace::IN_PLACE_UPDATE_READY).as_deref(),
+        condition_status(&written, inplace::IN_PLACE_UPDATE_READY).as_deref(),
         Some("True")
+    );
+    assert_eq!(
+        condition_status(&written, "example.com/probe").as_deref(),
+        Some("True")
+    );
+    // pods/status wrote the state label and timestamp annotation too.
+    assert_eq!(lifecycle::state_label(&written), "Normal");
+    assert_eq!(
+        written
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(keys::LIFECYCLE_TIMESTAMP))
+            .map(String::as_str),
+        Some(lifecycle::format_timestamp(now()).as_str())
     );
 }
 

@@ -977,7 +977,7 @@ fn full_flow_single_batch() {
     };
     assert_eq!(
         p,
-        json!({"metadata":{"resourceVersion":"42"},"status":{"conditions":[
+        json!({"status":{"conditions":[
             {"type":"InPlaceUpdateReady","status":"True","reason":null,"message":null,
              "lastProbeTime":null,"lastTransitionTime":"2026-03-04T05:07:00Z","observedGeneration":null}
         ]}})

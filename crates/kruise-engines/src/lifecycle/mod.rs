@@ -355,6 +355,67 @@ pub fn plan_state_change_with_handler(
     }
 }
 
+/// Folds a planned [`StateChange`] into a `pods/status` strategic merge patch (e.g.
+/// `InPlaceUpdateReady=True` from the in-place engine's refresh), so that both land in one
+/// request: the `pods/status` endpoint writes `metadata.labels` and `metadata.annotations` too
+/// (only spec, ownerReferences and deletionTimestamp are kept from the stored pod). Only a plain
+/// state change folds: no `KruisePodReady` readiness change (that one re-reads and replaces the
+/// status) and a patch of labels/annotations only (a handler patch adds finalizers, which the
+/// status endpoint also writes, but OpenKruise re-applies them through the pod itself).
+/// Returns whether the change was folded; if not, `status_patch` is untouched and the change
+/// must be applied on its own.
+///
+/// OpenKruise's CloneSet `refreshPodState` sends the two writes back to back in the same call
+/// (`inplaceControl.Refresh`, then `UpdatePodLifecycle`); the end state is the same, reached
+/// atomically.
+pub fn fold_into_status_patch(status_patch: &mut Value, change: &StateChange) -> bool {
+    if change.readiness.is_some() {
+        return false;
+    }
+    let Some(Value::Object(patch)) = &change.patch else {
+        return false;
+    };
+    let Some(Value::Object(meta)) = patch.get("metadata") else {
+        return false;
+    };
+    if patch.len() != 1
+        || meta
+            .iter()
+            .any(|(k, v)| (k != "labels" && k != "annotations") || !v.is_object())
+    {
+        return false;
+    }
+    let Some(target) = status_patch.as_object_mut() else {
+        return false;
+    };
+    let mergeable = match target.get("metadata") {
+        None => true,
+        Some(Value::Object(m)) => meta
+            .keys()
+            .all(|field| m.get(field).is_none_or(Value::is_object)),
+        Some(_) => false,
+    };
+    if !mergeable {
+        return false;
+    }
+    let target_meta = target
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .expect("checked: an object");
+    for (field, values) in meta {
+        let entry = target_meta
+            .entry(field.clone())
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("checked: an object");
+        for (k, v) in values.as_object().expect("checked: an object") {
+            entry.insert(k.clone(), v.clone());
+        }
+    }
+    true
+}
+
 // ---------------------------------------------------------------------------------------------
 // CloneSet decisions
 

@@ -256,6 +256,64 @@ fn plans() {
     );
 }
 
+#[test]
+fn plain_state_changes_fold_into_a_status_patch() {
+    let status = || {
+        json!({"metadata": {"resourceVersion": "42"},
+               "status": {"conditions": [{"type": "InPlaceUpdateReady", "status": "True"}]}})
+    };
+    // Updating -> Normal without readiness change: labels and annotations ride along.
+    let p = pod(Some("Updating"), &[], &[]);
+    let mut patch = status();
+    let plan = plan_state_change(&p, LifecycleState::Normal, false, now());
+    assert!(fold_into_status_patch(&mut patch, &plan));
+    assert_eq!(
+        patch,
+        json!({"metadata": {"resourceVersion": "42",
+                            "labels": {keys::LIFECYCLE_STATE: "Normal"},
+                            "annotations": {keys::LIFECYCLE_TIMESTAMP: format_timestamp(now())}},
+               "status": {"conditions": [{"type": "InPlaceUpdateReady", "status": "True"}]}})
+    );
+    // Existing label/annotation maps in the status patch are merged, not replaced.
+    let mut patch = json!({"metadata": {"labels": {"a": "b"}}, "status": {}});
+    assert!(fold_into_status_patch(&mut patch, &plan));
+    assert_eq!(patch["metadata"]["labels"]["a"], "b");
+    assert_eq!(patch["metadata"]["labels"][keys::LIFECYCLE_STATE], "Normal");
+
+    // Nothing to fold: the pod is already in the state.
+    let mut patch = status();
+    let none = plan_state_change(
+        &pod(Some("Normal"), &[], &[]),
+        LifecycleState::Normal,
+        false,
+        now(),
+    );
+    assert!(!fold_into_status_patch(&mut patch, &none));
+    assert_eq!(patch, status());
+    // A readiness change is written on its own (re-read and replace of the status).
+    let mut patch = status();
+    let marked = plan_state_change(&p, LifecycleState::Updated, true, now());
+    assert!(marked.readiness.is_some());
+    assert!(!fold_into_status_patch(&mut patch, &marked));
+    assert_eq!(patch, status());
+    // A handler patch (finalizers) is not folded.
+    let h = hook(&[("hold", "true")], &["f"], Some(false));
+    let handler = plan_state_change_with_handler(
+        &pod(Some("Updated"), &[], &[]),
+        LifecycleState::PreparingUpdate,
+        Some(&h),
+        now(),
+    );
+    assert!(handler.readiness.is_none() && handler.patch.is_some());
+    let mut patch = status();
+    assert!(!fold_into_status_patch(&mut patch, &handler));
+    assert_eq!(patch, status());
+    // A status patch whose metadata is not an object is left alone.
+    let mut odd = json!({"metadata": "x"});
+    assert!(!fold_into_status_patch(&mut odd, &plan));
+    assert_eq!(odd, json!({"metadata": "x"}));
+}
+
 fn lifecycle(
     pre_normal: Option<LifecycleHook>,
     in_place: Option<LifecycleHook>,

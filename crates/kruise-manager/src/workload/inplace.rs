@@ -73,8 +73,23 @@ pub async fn refresh(
     adapter: &impl RevisionAdapter,
     now: jiff::Timestamp,
 ) -> Result<(Option<Pod>, Option<Duration>), ControlError> {
-    let action = inplace::refresh(pod, adapter, now)
+    refresh_with(api, pod, adapter, now, |_| {}).await
+}
+
+/// [`refresh`] letting `fold` add to the `pods/status` patch (when the action is one) before it
+/// is sent, e.g. the lifecycle state change that follows `InPlaceUpdateReady=True`.
+async fn refresh_with(
+    api: &Api<Pod>,
+    pod: &Pod,
+    adapter: &impl RevisionAdapter,
+    now: jiff::Timestamp,
+    fold: impl FnOnce(&mut serde_json::Value),
+) -> Result<(Option<Pod>, Option<Duration>), ControlError> {
+    let mut action = inplace::refresh(pod, adapter, now)
         .map_err(|e| ControlError::Invalid(format!("pod {}: {e}", pod.name_any())))?;
+    if let RefreshAction::PatchStatus(patch) = &mut action {
+        fold(patch);
+    }
     let written = match action {
         RefreshAction::Nothing => return Ok((None, None)),
         RefreshAction::Wait(d) => return Ok((None, Some(d))),
@@ -148,16 +163,29 @@ impl<A: RevisionAdapter> PodUpdater<'_, A> {
         update_revision: &str,
         now: jiff::Timestamp,
     ) -> Result<(bool, Option<Duration>), ControlError> {
-        let (written, delay) = refresh(&self.pods(pod), pod, self.adapter, now).await?;
+        let completed = inplace::check_update_completed(pod).is_ok();
+        let next = lifecycle::refresh_target_state(self.lifecycle, pod, update_revision, completed);
+        let mark = lifecycle::refresh_mark_not_ready(self.lifecycle);
+        // OpenKruise writes InPlaceUpdateReady=True and then, in the same call, the lifecycle
+        // state (`Updating → Normal`). pods/status writes labels and annotations as well, so a
+        // plain state change rides on the condition's write: one request per updated pod fewer.
+        let mut folded = false;
+        let (written, delay) = refresh_with(&self.pods(pod), pod, self.adapter, now, |patch| {
+            if let Some(next) = next {
+                let change = lifecycle::plan_state_change(pod, next, mark, now);
+                folded = lifecycle::fold_into_status_patch(patch, &change);
+            }
+        })
+        .await?;
         if let Some(w) = &written {
             self.rvs.expect_object(&w.metadata);
             return Ok((true, delay));
         }
-        let completed = inplace::check_update_completed(pod).is_ok();
-        if let Some(next) =
-            lifecycle::refresh_target_state(self.lifecycle, pod, update_revision, completed)
-        {
-            let mark = lifecycle::refresh_mark_not_ready(self.lifecycle);
+        if folded {
+            // The write conflicted: look again (refresh's delay) with a fresh pod.
+            return Ok((false, delay));
+        }
+        if let Some(next) = next {
             super::lifecycle::set_state(self.client, self.rvs, pod, next, mark).await?;
             return Ok((true, delay));
         }
