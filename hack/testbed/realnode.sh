@@ -1,10 +1,14 @@
 # Real nodes for the testbed: containerd + runc + kubelet beside the kwok nodes, and a local image
-# registry with offline-built stand-in images. Sourced by testbed.sh (uses its STATE_DIR, PKI,
-# RUN, LOGS, BASE, TESTBED_BIN, log, die, start, is_running, pid_of, kctl, fail_component).
+# registry with offline-built stand-in images. containerd (2.x, with its runc shim) is built from
+# Go modules by build.sh (CONTAINERD_BIN); runc and the CNI plugins are Debian's. Sourced by
+# testbed.sh (uses its STATE_DIR, PKI, RUN, LOGS, BASE, TESTBED_BIN, CONTAINERD_BIN, log, die, start,
+# is_running, pid_of, kctl, fail_component).
 #
 # Per real node i (name real-node-<i>), everything private to this testbed instance:
 #   state      $STATE_DIR/realnode/real-node-<i>/ (containerd root/state/socket, runc root, CNI
 #              config and IPAM, kubelet root, pod logs); pid files run/{containerd,kubelet}-real-node-<i>.pid
+#   shims      sockets in /run/krs-shim-<BASE>-<i> (containerd's socket_dir; a unix socket path
+#              must stay short, so not under the state directory), removed with the node
 #   ports      kubelet BASE+10+2i, kubelet healthz BASE+11+2i (127.0.0.1); containerd's streaming
 #              server takes a free port on 127.0.0.1; registry BASE+7 (127.0.0.1, one per instance)
 #   network    CNI bridge krs<BASE>-<i> with subnet 10.<200+(k/256)%50>.<k%256>.0/24, k=BASE+i
@@ -19,10 +23,14 @@
 #                                        stale entries (pid gone) are pruned
 #   $RN_HOST/saved                       taken when the first real node of any instance starts:
 #                                        the sysctls the kubelet and the CNI bridge rewrite, and
-#                                        whether /var/lib/kubelet and /run/containerd existed;
-#                                        restored (and removed) when the last one stops
+#                                        whether /var/lib/kubelet, /var/lib/cni and /run/containerd
+#                                        (containerd 1.6's shim sockets, used by instances of older
+#                                        checkouts) existed; restored (and removed) when the last
+#                                        one stops
 #   /var/lib/kubelet/device-plugins      hard-coded in the kubelet (ignores --root-dir)
-#   /run/containerd/s                    containerd 1.6's shim sockets (hashed per containerd socket)
+#   /var/lib/cni/results                 libcni's cache of attachment results (not configurable)
+# containerd 2.x is configured to use none of its host-global defaults (/run/containerd,
+# /var/lib/containerd, /etc/containerd, /opt/containerd, NRI's /var/run/nri, CDI's /etc/cdi).
 
 RN_HOST=/run/kruise-rs-testbed
 RN_DIR="$STATE_DIR/realnode"
@@ -35,13 +43,14 @@ REAL_NODE_TAINT=kruise-rs.io/real-node
 # the one the CNI bridge plugin sets (isGateway).
 RN_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
   kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward)
-RN_PACKAGES=(containerd runc containernetworking-plugins docker-registry skopeo umoci busybox-static iptables)
+RN_PACKAGES=(runc containernetworking-plugins docker-registry skopeo umoci busybox-static iptables)
 
 source "$here/images.sh"
 
 rn_name() { echo "real-node-$1"; }
 rn_dir() { echo "$RN_DIR/real-node-$1"; }
 rn_sock() { echo "$(rn_dir "$1")/containerd/containerd.sock"; }
+rn_shim_dir() { echo "/run/krs-shim-$BASE-$1"; }
 rn_bridge() { echo "krs$BASE-$1"; }
 rn_kubelet_port() { echo $((BASE + 10 + 2 * $1)); }
 rn_healthz_port() { echo $((BASE + 11 + 2 * $1)); }
@@ -62,7 +71,6 @@ rn_node_ip() {
 # Installs the Debian packages a real node needs when a command is missing.
 rn_install_packages() {
   local missing=()
-  command -v containerd >/dev/null || missing+=(containerd)
   command -v runc >/dev/null || missing+=(runc)
   [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
   command -v docker-registry >/dev/null || missing+=(docker-registry)
@@ -191,20 +199,60 @@ rn_write_config() {
     printf 'server = "http://%s"\n\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' \
       "$REGISTRY_ADDR" "$REGISTRY_ADDR" > "$d/certs.d/$h/hosts.toml"
   done
-  containerd config default | sed \
-    -e "s#^root = .*#root = \"$d/containerd/root\"#" \
-    -e "s#^state = .*#state = \"$d/containerd/state\"#" \
-    -e "s#^  address = \"/run/containerd/containerd.sock\"#  address = \"$sock\"#" \
-    -e "s#bin_dir = \"/opt/cni/bin\"#bin_dir = \"/usr/lib/cni\"#" \
-    -e "s#conf_dir = \"/etc/cni/net.d\"#conf_dir = \"$d/cni/net.d\"#" \
-    -e "s#config_path = \"\"#config_path = \"$d/certs.d\"#" \
-    -e "s#sandbox_image = .*#sandbox_image = \"$SANDBOX_IMAGE\"#" \
-    -e "s#restrict_oom_score_adj = false#restrict_oom_score_adj = true#" \
-    -e "s#netns_mounts_under_state_dir = false#netns_mounts_under_state_dir = true#" \
-    -e "s#path = \"/opt/containerd\"#path = \"$d/containerd/opt\"#" \
-    -e "s#            Root = \"\"#            Root = \"$d/containerd/runc\"#" \
-    > "$d/containerd/config.toml"
-  grep -q "address = \"$sock\"" "$d/containerd/config.toml" || die "containerd config: socket not set (unexpected 'containerd config default' output)"
+  # containerd 2.x, config version 3 (the CRI plugin split into cri.v1.images and cri.v1.runtime;
+  # containerd migrates it to its current version at start). Written in full rather than edited
+  # from `containerd config default`: every path is private, nothing host-global is used.
+  local ctrd="$d/containerd"
+  mkdir -p "$(rn_shim_dir "$i")"
+  cat > "$ctrd/config.toml" <<EOF
+version = 3
+root = '$ctrd/root'
+state = '$ctrd/state'
+
+[grpc]
+  address = '$sock'
+
+[plugins]
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = 'overlayfs'
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = '$SANDBOX_IMAGE'
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = '$d/certs.d'
+
+  [plugins.'io.containerd.cri.v1.runtime']
+    # root lacks CAP_SYS_RESOURCE here: clamp oom_score_adj to containerd's own.
+    restrict_oom_score_adj = true
+    netns_mounts_under_state_dir = true
+    cdi_spec_dirs = []
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = 'runc'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = 'io.containerd.runc.v2'
+        runtime_path = '$CONTAINERD_BIN/containerd-shim-runc-v2'
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          SystemdCgroup = false
+          Root = '$ctrd/runc'
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = ['/usr/lib/cni']
+      conf_dir = '$d/cni/net.d'
+
+  [plugins.'io.containerd.grpc.v1.cri']
+    stream_server_address = '127.0.0.1'
+    stream_server_port = '0'
+
+  [plugins.'io.containerd.internal.v1.opt']
+    path = '$ctrd/opt'
+
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = true
+
+  [plugins.'io.containerd.shim.v1.manager']
+    socket_dir = '$(rn_shim_dir "$i")'
+
+  [plugins.'io.containerd.transfer.v1.local']
+    config_path = '$d/certs.d'
+EOF
   local net; net=$(rn_subnet "$i")
   cat > "$d/cni/net.d/10-testbed.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "testbed-$BASE-$i", "plugins": [{"type": "bridge", "bridge": "$(rn_bridge "$i")",
@@ -286,8 +334,11 @@ rn_node_up() {
     fi
     echo "$key" > "$d/containerd/images-key"
   fi
+  if is_running "containerd-$name" && [ "$(readlink "/proc/$(pid_of "containerd-$name")/exe")" != "$CONTAINERD_BIN/containerd" ]; then
+    die "$name runs another containerd ($(readlink "/proc/$(pid_of "containerd-$name")/exe")): run 'testbed.sh down' then 'up'"
+  fi
   log "starting containerd for $name ($sock)"
-  start "containerd-$name" containerd --config "$d/containerd/config.toml"
+  start "containerd-$name" "$CONTAINERD_BIN/containerd" --config "$d/containerd/config.toml"
   wait_until "containerd-$name" 30 rn_crictl "$i" info
   rn_lock
   rn_prune_holders
@@ -420,12 +471,12 @@ rn_node_down() {
     done
     ip link del "$br" 2>/dev/null || true
   fi
-  # Shim sockets nobody listens on any more (containerd 1.6 leaves some behind; names are hashes,
-  # so a stale one of another instance may go too, which is what containerd itself would do).
-  local listening; listening=$(awk '$4 == "00010000" {print $8}' /proc/net/unix)
-  for p in /run/containerd/s/*; do
-    [ -S "$p" ] && ! grep -qxF "$p" <<< "$listening" && rm -f "$p"
-  done
+  # The shim socket directory (containerd removes each socket when its shim exits).
+  local shims; shims=$(rn_shim_dir "$i")
+  if [ -d "$shims" ]; then
+    find "$shims" -mindepth 1 -maxdepth 1 -type s -delete 2>/dev/null || true
+    rmdir "$shims" 2>/dev/null || true
+  fi
   # libcni caches each attachment's result in /var/lib/cni/results (named after the network,
   # and the loopback one after the sandbox).
   rm -f /var/lib/cni/results/"testbed-$BASE-$i"-*
@@ -456,6 +507,7 @@ rn_verify_clean() {
   [ -z "$(rn_dir_pids "$i")$(rn_cgroup_pids "$i")" ] || { echo "leftover processes of $name: $(rn_dir_pids "$i") $(rn_cgroup_pids "$i")"; bad=1; }
   [ -z "$(rn_mounts "$i")" ] || { echo "leftover mounts of $name: $(rn_mounts "$i" | tr '\n' ' ')"; bad=1; }
   ! ip link show "$(rn_bridge "$i")" >/dev/null 2>&1 || { echo "leftover interface $(rn_bridge "$i")"; bad=1; }
+  [ ! -e "$(rn_shim_dir "$i")" ] || { echo "leftover shim socket directory $(rn_shim_dir "$i")"; bad=1; }
   ! ls /var/lib/cni/results/"testbed-$BASE-$i"-* >/dev/null 2>&1 || { echo "leftover CNI results of $name"; bad=1; }
   for c in /sys/fs/cgroup/*/"${root#/}"; do
     [ -e "$c" ] && { echo "leftover cgroup $c"; bad=1; }
