@@ -323,6 +323,42 @@ async fn manager_gets(port: u16) -> f64 {
         .sum()
 }
 
+/// Writes the manager made to webhook configurations (`kruise_rest_client_writes_total`).
+async fn configuration_writes(port: u16) -> f64 {
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let (_, body) = kruise_e2e::manager::http_get(addr, "/metrics")
+        .await
+        .expect("metrics answer");
+    body.lines()
+        .filter(|l| {
+            l.starts_with("kruise_rest_client_writes_total{") && l.contains("webhookconfigurations")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// A resync that finds the configurations as the manager left them writes nothing (it used to
+/// re-apply both every 20 s); an edited configuration is still repaired
+/// (`deleted_secret_and_corrupted_ca_bundles_heal_themselves`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_resync_writes_no_webhook_configuration() {
+    let f = setup("wh-idle").await;
+    let before = configuration_writes(f.manager.metrics_port).await;
+    assert!(before >= 2.0, "the first sync applies both configurations");
+    let gets = manager_gets(f.manager.metrics_port).await;
+    // Past one resync period (20 s).
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    assert!(
+        manager_gets(f.manager.metrics_port).await > gets,
+        "a resync ran (it reads the Secret and the configurations)"
+    );
+    assert_eq!(
+        configuration_writes(f.manager.metrics_port).await,
+        before,
+        "an idle resync wrote a webhook configuration"
+    );
+}
+
 /// The CloneSet webhook judges the pods newly named in `scaleStrategy.podsToDelete` (they must
 /// exist, not be terminating and belong to the CloneSet: OpenKruise's `validateScaleStrategy`)
 /// by reading the manager's shared pod cache — no API call per admission, as OpenKruise's

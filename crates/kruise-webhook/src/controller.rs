@@ -5,7 +5,8 @@
 //! current `caBundle`) and the conversion webhook of every Kruise CRD whose conversion strategy
 //! is `Webhook` in place. With external certificates it only reads the Secret and reports
 //! caBundles that do not match. It resyncs every [`RESYNC`], so a deleted Secret or an
-//! overwritten `caBundle` is repaired within that time.
+//! overwritten `caBundle` is repaired within that time; a resync that finds everything as it
+//! left it reads and writes nothing but a GET per configuration ([`AppliedConfigurations`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -504,12 +505,23 @@ pub fn manifests() -> Vec<(String, String)> {
     files
 }
 
+/// What this manager last wrote to each webhook configuration: the desired object (as JSON) and
+/// the resourceVersion the write left. A resync whose desired object is unchanged and finds the
+/// configuration still at that resourceVersion (one GET of its metadata) writes nothing;
+/// otherwise the configuration is applied again (someone edited it, or the certificate or
+/// the pod webhook's scope changed). OpenKruise's webhook controller likewise writes only when
+/// the configuration differs.
+#[derive(Debug, Default)]
+pub struct AppliedConfigurations(BTreeMap<String, (String, String)>);
+
 /// One sync: make sure the Secret holds a valid bundle (creating or renewing it), load it into
-/// `store`, and apply both configurations. Returns the bundle in use.
+/// `store`, and apply both configurations unless they are as last applied (`applied`). Returns
+/// the bundle in use.
 pub async fn sync_once(
     client: &Client,
     s: &WebhookSettings,
     store: &CertStore,
+    applied: &mut AppliedConfigurations,
 ) -> Result<CertBundle, kube::Error> {
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &s.namespace);
     let host = s.endpoint.cert_host();
@@ -636,8 +648,8 @@ pub async fn sync_once(
     }
     let pp = PatchParams::apply("kruise-manager").force();
     let (mutating_name, validating_name) = s.configuration_names();
-    apply_configuration(&mapi, &mutating_name, &pp, &mutating).await?;
-    apply_configuration(&vapi, &validating_name, &pp, &validating).await?;
+    apply_configuration(&mapi, &mutating_name, &pp, &mutating, applied).await?;
+    apply_configuration(&vapi, &validating_name, &pp, &validating, applied).await?;
     for crd in crds.list(&ListParams::default()).await? {
         let name = crd.name_any();
         let value =
@@ -652,26 +664,45 @@ pub async fn sync_once(
 }
 
 /// Server-side applies one webhook configuration, then removes the webhooks it holds that this
-/// manager does not serve ([`prune_unserved`]).
+/// manager does not serve ([`prune_unserved`]). Skipped (one metadata GET, no write) when
+/// `desired` is what this manager last applied and the configuration has not changed since
+/// ([`AppliedConfigurations`]).
 async fn apply_configuration<K>(
     api: &Api<K>,
     name: &str,
     pp: &PatchParams,
     desired: &Value,
+    applied: &mut AppliedConfigurations,
 ) -> Result<(), kube::Error>
 where
     K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
 {
-    let applied = api.patch(name, pp, &Patch::Apply(desired)).await?;
+    let desired_json = desired.to_string();
+    if let Some((rv, last)) = applied.0.get(name)
+        && *last == desired_json
+        && api
+            .get_metadata_opt(name)
+            .await?
+            .and_then(|m| m.metadata.resource_version)
+            .as_ref()
+            == Some(rv)
+    {
+        return Ok(());
+    }
+    applied.0.remove(name);
+    let mut written = api.patch(name, pp, &Patch::Apply(desired)).await?;
     if let Some(pruned) =
-        to_value(&applied).and_then(|v| prune_unserved(&v, &registry::served_paths()))
+        to_value(&written).and_then(|v| prune_unserved(&v, &registry::served_paths()))
     {
         let pruned: K = from_value(pruned)?;
-        api.replace(name, &PostParams::default(), &pruned).await?;
+        written = api.replace(name, &PostParams::default(), &pruned).await?;
         info!(
             configuration = name,
             "removed webhooks this manager does not serve"
         );
+    }
+    if let Some(rv) = written.meta().resource_version.clone() {
+        applied.0.insert(name.to_owned(), (rv, desired_json));
     }
     Ok(())
 }
@@ -698,6 +729,7 @@ pub async fn run(
     let mut ready = false;
     let mut bundle: Option<CertBundle> = None;
     let mut next_full = tokio::time::Instant::now();
+    let mut applied = AppliedConfigurations::default();
     // The pod webhook's condition as last applied: a SidecarSet change that does not change it
     // (e.g. a status write) costs no write.
     let mut applied_condition: Option<Option<String>> = None;
@@ -705,7 +737,7 @@ pub async fn run(
         let full = bundle.is_none() || tokio::time::Instant::now() >= next_full;
         let condition = s.pod_scope.condition();
         if full {
-            match sync_once(&client, &s, &store).await {
+            match sync_once(&client, &s, &store, &mut applied).await {
                 Ok(b) => {
                     applied_condition = Some(condition);
                     bundle = Some(b);
@@ -727,7 +759,7 @@ pub async fn run(
             // the mutating configuration at once, so pods created right after the change reach
             // the webhook. The full sync (certificates, both configurations, CRDs) keeps its
             // period.
-            match sync_mutating(&client, &s, b).await {
+            match sync_mutating(&client, &s, b, &mut applied).await {
                 Ok(()) => applied_condition = Some(condition),
                 Err(e) => warn!(error = %e, "webhook configuration update failed"),
             }
@@ -745,6 +777,7 @@ async fn sync_mutating(
     client: &Client,
     s: &WebhookSettings,
     bundle: &CertBundle,
+    applied: &mut AppliedConfigurations,
 ) -> Result<(), kube::Error> {
     if s.external_certs {
         return Ok(());
@@ -753,7 +786,7 @@ async fn sync_mutating(
     let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let pp = PatchParams::apply("kruise-manager").force();
     let (mutating_name, _) = s.configuration_names();
-    apply_configuration(&mapi, &mutating_name, &pp, &mutating).await
+    apply_configuration(&mapi, &mutating_name, &pp, &mutating, applied).await
 }
 
 #[cfg(test)]
