@@ -10,7 +10,10 @@
 //! * **Indexed by owner.** [`Informer::owned_by`] answers "the objects this controller owns"
 //!   from an index on the controller owner reference's UID, without scanning the store.
 //! * **Slim objects.** `metadata.managedFields` is dropped before an object is stored: no
-//!   controller reads it, and it is often the largest part of a pod.
+//!   controller reads it, and it is often the largest part of a pod. Of pods, only the status
+//!   fields some controller reads are kept (`slim`: phase, reason, message, conditions, and
+//!   each container status' name, image, imageID, containerID, ready, restartCount); spec and
+//!   metadata stay whole, as cached objects are the base of full updates.
 //! * **Sync state per informer.** Every informer has a [`CacheSync`] handle that turns true when
 //!   its initial list has completed (the watcher's first `InitDone`, i.e. client-go's
 //!   `HasSynced`). The check `cache-<plural>` keeps `/readyz` failing until then. Controllers
@@ -322,9 +325,60 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Drops what no controller reads before an object is cached.
-fn slim<K: Resource>(obj: &mut K) {
+/// Drops what no controller or webhook reads before an object is cached: `managedFields` of
+/// every kind, and of pods the status fields outside [`slim_pod_status`]'s keep-list.
+///
+/// Safe for writes: an update (PUT) without `managedFields` keeps the server's (the API
+/// server's field manager takes the live object's entries when a request has none), and an
+/// update of a pod ignores its status (only `pods/status` writes it, and kruise-rs writes that
+/// from a fresh GET or a patch, never from a cached pod). Spec, metadata (labels, annotations)
+/// and every other kind are kept whole, since cached objects are the base of full updates.
+pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
     obj.meta_mut().managed_fields = None;
+    let any: &mut dyn Any = obj;
+    if let Some(pod) = any.downcast_mut::<k8s_openapi::api::core::v1::Pod>() {
+        slim_pod_status(pod);
+    }
+}
+
+/// Keeps only the pod status fields kruise-rs reads: `phase`, `reason`, `message`,
+/// `observedGeneration`, `conditions` (readiness, availability, `InPlaceUpdateReady`,
+/// `KruisePodReady`), and of each container and init container status `name`, `image`,
+/// `imageID`, `containerID`, `ready`, `restartCount` (in-place update completion, SidecarSet
+/// upgrades and hot upgrade, update order, container launch priority). Everything else —
+/// `podIP(s)`, `hostIP(s)`, `startTime`, `qosClass`, container `state`/`lastState`/`resources`,
+/// … — is dropped: code that starts reading another status field of a cached pod must add it
+/// here (a unit test lists the keep-list).
+fn slim_pod_status(pod: &mut k8s_openapi::api::core::v1::Pod) {
+    use k8s_openapi::api::core::v1::{ContainerStatus, PodStatus};
+    let Some(st) = pod.status.take() else {
+        return;
+    };
+    let containers = |v: Option<Vec<ContainerStatus>>| {
+        v.map(|v| {
+            v.into_iter()
+                .map(|c| ContainerStatus {
+                    name: c.name,
+                    image: c.image,
+                    image_id: c.image_id,
+                    container_id: c.container_id,
+                    ready: c.ready,
+                    restart_count: c.restart_count,
+                    ..ContainerStatus::default()
+                })
+                .collect()
+        })
+    };
+    pod.status = Some(PodStatus {
+        phase: st.phase,
+        reason: st.reason,
+        message: st.message,
+        observed_generation: st.observed_generation,
+        conditions: st.conditions,
+        container_statuses: containers(st.container_statuses),
+        init_container_statuses: containers(st.init_container_statuses),
+        ..PodStatus::default()
+    });
 }
 
 /// An informer's kind and, for one of another namespace, that namespace.

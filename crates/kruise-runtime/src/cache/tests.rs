@@ -365,3 +365,102 @@ async fn a_lazy_namespaced_informer_does_not_hold_readiness_back() {
     assert!(!crate::cache::read_synced(&config_maps, Duration::from_millis(200)).await);
     ctx.shutdown.cancel();
 }
+
+/// A pod as kwok and the kubelet write it (trimmed to one of each shape).
+fn full_pod() -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "uid": "u1", "resourceVersion": "3",
+            "labels": {"app": "a"},
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}",
+                "apps.kruise.io/inplace-update-state": "{}"},
+            "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+                "name": "cs", "uid": "o1", "controller": true}],
+            "managedFields": [{"manager": "kubectl", "operation": "Apply"}]},
+        "spec": {"nodeName": "n1", "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
+            "containers": [{"name": "c", "image": "i:2", "resources": {"limits": {"cpu": "1"}}}],
+            "initContainers": [{"name": "init", "image": "b"}]},
+        "status": {"phase": "Running", "reason": "R", "message": "M", "observedGeneration": 2,
+            "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}],
+            "podIP": "10.1.0.1", "podIPs": [{"ip": "10.1.0.1"}],
+            "startTime": "2026-01-01T00:00:00Z", "qosClass": "BestEffort",
+            "nominatedNodeName": "n2",
+            "conditions": [{"type": "Ready", "status": "True",
+                "lastTransitionTime": "2026-01-01T00:00:01Z"},
+                {"type": "InPlaceUpdateReady", "status": "True"}],
+            "containerStatuses": [{"name": "c", "image": "i:2", "imageID": "i@sha256:1",
+                "containerID": "containerd://1", "ready": true, "restartCount": 3,
+                "started": true, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+                "lastState": {"terminated": {"exitCode": 0, "finishedAt": "2026-01-01T00:00:00Z"}},
+                "allocatedResources": {"cpu": "1"}, "resources": {"limits": {"cpu": "1"}},
+                "volumeMounts": [{"name": "v", "mountPath": "/v"}]}],
+            "initContainerStatuses": [{"name": "init", "image": "b", "imageID": "b@sha256:2",
+                "ready": false, "restartCount": 0,
+                "state": {"terminated": {"exitCode": 0}}}]}})
+}
+
+#[test]
+fn slim_keeps_what_readers_use_and_drops_the_rest_of_a_pod_status() {
+    let mut pod: Pod = serde_json::from_value(full_pod()).unwrap();
+    crate::cache::slim(&mut pod);
+    let got = serde_json::to_value(&pod).unwrap();
+    let mut want = full_pod();
+    // Metadata and spec are the base of full updates: only managedFields go.
+    want["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("managedFields");
+    want["status"] = json!({"phase": "Running", "reason": "R", "message": "M",
+        "observedGeneration": 2,
+        "conditions": want["status"]["conditions"].clone(),
+        "containerStatuses": [{"name": "c", "image": "i:2", "imageID": "i@sha256:1",
+            "containerID": "containerd://1", "ready": true, "restartCount": 3}],
+        "initContainerStatuses": [{"name": "init", "image": "b", "imageID": "b@sha256:2",
+            "ready": false, "restartCount": 0}]});
+    assert_eq!(got, want);
+
+    // A pod without status stays without.
+    let mut bare: Pod = serde_json::from_value(json!({"metadata": {"name": "b"}})).unwrap();
+    crate::cache::slim(&mut bare);
+    assert!(bare.status.is_none());
+}
+
+#[test]
+fn slim_keeps_other_kinds_whole_but_managed_fields() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "d",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+            "managedFields": [{"manager": "kubectl", "operation": "Apply"}]},
+        "data": {"k": "v"}});
+    let mut obj: ConfigMap = serde_json::from_value(cm.clone()).unwrap();
+    crate::cache::slim(&mut obj);
+    let mut want = cm;
+    want["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("managedFields");
+    assert_eq!(serde_json::to_value(&obj).unwrap(), want);
+}
+
+#[tokio::test]
+async fn the_pod_cache_stores_slim_pods() {
+    let api = ScriptedApi::new();
+    api.list(PODS, ListReply::Now(vec![full_pod()]));
+    let ctx = context(&api, Duration::from_secs(5));
+    let pods = ctx.cache.informer::<Pod>();
+    assert!(
+        crate::cache::wait_for_cache_sync(&[pods.synced()], Duration::from_secs(5))
+            .await
+            .is_ok()
+    );
+    let stored = pods.store().state();
+    let status = stored[0].status.as_ref().unwrap();
+    assert!(
+        status.pod_ip.is_none() && status.start_time.is_none(),
+        "{status:?}"
+    );
+    let c = &status.container_statuses.as_ref().unwrap()[0];
+    assert_eq!((c.image_id.as_str(), c.restart_count), ("i@sha256:1", 3));
+    assert!(c.state.is_none() && c.last_state.is_none());
+    ctx.shutdown.cancel();
+}

@@ -23,12 +23,15 @@
 //! 6. With `--json FILE`, writes the result (times, writes by resource, RSS, baseline) as JSON.
 //!
 //! `scale`: `--clonesets` CloneSets of `--pods-per-cloneset` pods, one or more manager binaries
-//! measured in turn on the same objects.
+//! measured in turn on the same objects (`--rounds` times, interleaved), cluster-wide with the
+//! same `--rest-config-qps/-burst` (`--qps`/`--burst`, default 30/50); the Go manager runs
+//! through `hack/bench/openkruise-manager.sh` (its webhooks are removed after each of its runs).
 //! 1. Nodes (default: enough kwok nodes for 110 pods each, plus one) and CRDs; a fresh namespace.
 //!    Managers serve their webhooks as in `rollout`.
-//! 2. The first manager creates every pod; the run waits until every CloneSet is ready and
-//!    observed; the manager is stopped.
-//! 3. For each manager: while it is stopped, every CloneSet's generation is bumped without
+//! 2. A kruise-manager (`--creator`, default the first kruise-manager given), unthrottled,
+//!    creates every pod; the run waits until every CloneSet is ready and observed; the manager
+//!    is stopped.
+//! 3. For each manager and round: while it is stopped, every CloneSet's generation is bumped without
 //!    touching pods (`spec.revisionHistoryLimit`, which only bounds the pruning of
 //!    ControllerRevisions; `minReadySeconds` would change which pods count as available, so a
 //!    restart soon after the pods became ready would write statuses again); the manager is
@@ -38,6 +41,8 @@
 //!    WATCH, writes = POST/PUT/PATCH/DELETE), its peak RSS (VmHWM) and its RSS after a settle
 //!    period; the restart must create and delete no pod.
 //! 4. Baseline: a bare client LISTs every CloneSet and every pod once.
+//! 5. A summary per manager (median, min and max over the rounds; ratios to the Go manager's
+//!    medians when it was measured); with `--json FILE` every run and the summary as JSON.
 //!
 //! `admission`: the pod webhook (`/mutate-pod`) — injection latency with SidecarSets installed
 //! and the admission calls plain Deployment pods make; see the `admission` module.
@@ -272,6 +277,33 @@ struct ScaleArgs {
     /// Timeout of each wait (creation of all pods, reconcile of all CloneSets), in seconds.
     #[arg(long, default_value_t = 1800)]
     timeout_seconds: u64,
+
+    /// Client-side QPS of every measured manager (`--rest-config-qps`; OpenKruise's default 30).
+    #[arg(long, default_value_t = 30)]
+    qps: u32,
+
+    /// Client-side burst of every measured manager (`--rest-config-burst`; OpenKruise's 50).
+    #[arg(long, default_value_t = 50)]
+    burst: u32,
+
+    /// Run the managers with `--namespace <the benchmark's namespace>` instead of cluster-wide
+    /// (kruise-rs only: OpenKruise v1.9.0 panics with `--namespace`).
+    #[arg(long)]
+    watch_namespace: bool,
+
+    /// The kruise-manager that creates the pods before the measured restarts (default: the
+    /// first `--manager` that is not `openkruise-manager.sh`). It runs unthrottled
+    /// (`--rest-config-qps/-burst` 100000) so the set-up takes the API server's time only.
+    #[arg(long, value_name = "PATH")]
+    creator: Option<PathBuf>,
+
+    /// Measure the managers this many times, interleaved (a, b, a, b, ...), for a spread.
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
+
+    /// Also write the result (every row, the baseline, medians and ranges) as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1097,6 +1129,8 @@ async fn rollout_run(
 /// What one manager's restart measured.
 struct ScaleRow {
     label: String,
+    /// 1-based round of `--rounds`.
+    round: usize,
     /// Start to `/readyz` 200 (caches synced), if seen before all were reconciled.
     readyz: Option<Duration>,
     /// Start to every CloneSet's `observedGeneration == generation`.
@@ -1121,14 +1155,128 @@ fn default_nodes(pods: usize) -> usize {
     pods.div_ceil(110) + 1
 }
 
-async fn scale(a: ScaleArgs) -> Result<(), String> {
-    if a.clonesets == 0 || a.pods_per_cloneset == 0 {
-        return Err("--clonesets and --pods-per-cloneset must be positive".into());
+/// Whether `binary` is `hack/bench/openkruise-manager.sh`, the Go manager's wrapper: its
+/// webhook configurations and CRD conversion must be undone once it has stopped.
+fn is_openkruise(binary: &Path) -> bool {
+    binary
+        .file_name()
+        .is_some_and(|n| n == "openkruise-manager.sh")
+}
+
+/// `openkruise-manager.sh --cleanup`: the Go manager's webhooks and CRD conversion removed, so
+/// the next manager (and the benchmark's own writes) do not call a stopped webhook server.
+fn openkruise_cleanup(binary: &Path) -> Result<(), String> {
+    let status = Command::new(binary)
+        .arg("--cleanup")
+        .status()
+        .map_err(|e| format!("{} --cleanup: {e}", binary.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{} --cleanup: {status}", binary.display()))
     }
-    for m in &a.managers {
+}
+
+/// Median, minimum and maximum of `values` (`None` when empty).
+fn spread(values: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    Some((median, v[0], v[n - 1]))
+}
+
+fn spread_json(values: &[f64]) -> serde_json::Value {
+    match spread(values) {
+        Some((median, min, max)) => json!({"median": median, "min": min, "max": max}),
+        None => serde_json::Value::Null,
+    }
+}
+
+/// `median [min–max]` with `unit`, or `n/a`.
+fn spread_text(values: &[f64], unit: &str, decimals: usize) -> String {
+    match spread(values) {
+        Some((m, lo, hi)) if values.len() > 1 => {
+            format!("{m:.decimals$}{unit} [{lo:.decimals$}–{hi:.decimals$}]")
+        }
+        Some((m, _, _)) => format!("{m:.decimals$}{unit}"),
+        None => "n/a".into(),
+    }
+}
+
+/// Per manager (in the order given): its rows' reconcile times, peak and settled RSS.
+struct ScaleSummary {
+    label: String,
+    reconciled: Vec<f64>,
+    peak: Vec<f64>,
+    settled: Vec<f64>,
+    writes_to_reconciled: Vec<f64>,
+}
+
+fn summarize(rows: &[ScaleRow]) -> Vec<ScaleSummary> {
+    let mut out: Vec<ScaleSummary> = Vec::new();
+    for r in rows {
+        let i = match out.iter().position(|s| s.label == r.label) {
+            Some(i) => i,
+            None => {
+                out.push(ScaleSummary {
+                    label: r.label.clone(),
+                    reconciled: vec![],
+                    peak: vec![],
+                    settled: vec![],
+                    writes_to_reconciled: vec![],
+                });
+                out.len() - 1
+            }
+        };
+        let s = &mut out[i];
+        s.reconciled.push(r.reconciled.as_secs_f64());
+        s.peak.extend(r.peak_rss_mib);
+        s.settled.extend(r.settled_rss_mib);
+        s.writes_to_reconciled
+            .push(r.requests_to_reconciled.writes as f64);
+    }
+    out
+}
+
+/// `a / b` of two medians, as text.
+fn ratio_text(a: &[f64], b: &[f64]) -> String {
+    match (spread(a), spread(b)) {
+        (Some((a, _, _)), Some((b, _, _))) if b > 0.0 => format!("{:.2}x", a / b),
+        _ => "n/a".into(),
+    }
+}
+
+fn ratio_value(a: &[f64], b: &[f64]) -> serde_json::Value {
+    match (spread(a), spread(b)) {
+        (Some((a, _, _)), Some((b, _, _))) if b > 0.0 => json!(a / b),
+        _ => serde_json::Value::Null,
+    }
+}
+
+async fn scale(a: ScaleArgs) -> Result<(), String> {
+    if a.clonesets == 0 || a.pods_per_cloneset == 0 || a.rounds == 0 {
+        return Err("--clonesets, --pods-per-cloneset and --rounds must be positive".into());
+    }
+    let creator = a
+        .creator
+        .clone()
+        .or_else(|| a.managers.iter().find(|m| !is_openkruise(m)).cloned())
+        .ok_or("no kruise-manager to create the pods with: pass --creator")?;
+    for m in a.managers.iter().chain([&creator]) {
         if !m.is_file() {
             return Err(format!("manager binary {} not found", m.display()));
         }
+    }
+    if a.watch_namespace && a.managers.iter().any(|m| is_openkruise(m)) {
+        return Err("--watch-namespace: OpenKruise v1.9.0 panics with --namespace".into());
     }
     let env = TestEnv::connect().await.map_err(|e| e.to_string())?;
     let http = http_client()?;
@@ -1143,19 +1291,35 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
     println!("namespace: {}", ns.name());
     // The managers are owned (and so killed on failure) inside `scale_run`, before the namespace
     // goes.
-    let result = scale_run(&env, &ns, &a, &http).await;
+    let result = scale_run(&env, &ns, &a, &creator, &http).await;
     // The managers served the webhooks (as users run them); their configurations fail closed
     // without a manager.
     let cleaned = admission::delete_webhook_configurations(&env).await;
     let result = result.and_then(|r| cleaned.map(|()| r));
+    if a.managers.iter().any(|m| is_openkruise(m)) {
+        let go = a
+            .managers
+            .iter()
+            .find(|m| is_openkruise(m))
+            .expect("checked");
+        openkruise_cleanup(go)?;
+    }
     let deleted = ns.delete().await;
     let (rows, baseline) = result?;
     deleted.map_err(|e| format!("deleting the namespace: {e}"))?;
 
     println!();
     println!(
-        "== kruise-bench scale: {} CloneSets x {} pods = {total_pods} pods on {node_count} kwok nodes ==",
-        a.clonesets, a.pods_per_cloneset
+        "== kruise-bench scale: {} CloneSets x {} pods = {total_pods} pods on {node_count} kwok nodes, client QPS {} burst {}, {} ==",
+        a.clonesets,
+        a.pods_per_cloneset,
+        a.qps,
+        a.burst,
+        if a.watch_namespace {
+            "one namespace"
+        } else {
+            "cluster-wide"
+        }
     );
     println!(
         "baseline: a bare client LISTs {} CloneSets + {} pods once: {:.3}s (median of 3)",
@@ -1164,7 +1328,7 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
         baseline.list.as_secs_f64()
     );
     println!(
-        "per manager: restart with every CloneSet's generation bumped; requests from start to the end of a {}s settle",
+        "per run: start with every CloneSet's generation bumped, until all reconciled; requests until the end of a {}s settle",
         a.settle_seconds
     );
     const BASELINE: &str = "baseline (bare LIST of all)";
@@ -1174,8 +1338,8 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
         .chain([BASELINE.len()])
         .max()
         .unwrap_or_default();
-    let widths = [width, 8, 13, 8, 9, 7, 7, 10, 11];
-    let line = |cells: [String; 9]| {
+    let widths = [width, 5, 8, 13, 8, 9, 7, 7, 10, 11];
+    let line = |cells: [String; 10]| {
         let mut out = format!("{:<width$}", cells[0]);
         for (cell, w) in cells.iter().zip(widths).skip(1) {
             out.push_str(&format!("  {cell:>w$}"));
@@ -1187,6 +1351,7 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
     let header = line(
         [
             "manager",
+            "round",
             "readyz",
             "reconcile all",
             "x LIST",
@@ -1205,6 +1370,7 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
             "{}",
             line([
                 r.label.clone(),
+                r.round.to_string(),
                 r.readyz.map_or("n/a".to_string(), secs),
                 secs(r.reconciled),
                 format!(
@@ -1224,6 +1390,7 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
         line([
             BASELINE.to_string(),
             String::new(),
+            String::new(),
             secs(baseline.list),
             "1.0x".into(),
             "2".into(),
@@ -1236,13 +1403,108 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
     for r in &rows {
         let q = r.requests_to_reconciled;
         println!(
-            "{}: until all reconciled {} requests ({} reads, {} writes; {:.2} writes per CloneSet)",
+            "{} (round {}): until all reconciled {} requests ({} reads, {} writes; {:.2} writes per CloneSet)",
             r.label,
+            r.round,
             q.total(),
             q.reads,
             q.writes,
             q.writes as f64 / a.clonesets as f64
         );
+    }
+
+    // Medians and ranges per manager, and ratios to the Go manager when it was measured.
+    let summary = summarize(&rows);
+    let reference = summary.iter().find(|s| is_openkruise(Path::new(&s.label)));
+    println!();
+    println!(
+        "summary (median [min–max] of {} round(s)){}:",
+        a.rounds,
+        reference.map_or(String::new(), |r| format!("; ratios to {}", r.label))
+    );
+    for s in &summary {
+        let ratios = match reference {
+            Some(r) if r.label != s.label => format!(
+                "; ratio to Go: reconcile all {}, peak RSS {}, settled RSS {}",
+                ratio_text(&s.reconciled, &r.reconciled),
+                ratio_text(&s.peak, &r.peak),
+                ratio_text(&s.settled, &r.settled)
+            ),
+            _ => String::new(),
+        };
+        println!(
+            "  {}: reconcile all {} ({} the bare LIST), peak RSS {}, settled RSS {}{ratios}",
+            s.label,
+            spread_text(&s.reconciled, "s", 2),
+            ratio_text(&s.reconciled, &[baseline.list.as_secs_f64()]),
+            spread_text(&s.peak, " MiB", 1),
+            spread_text(&s.settled, " MiB", 1),
+        );
+    }
+
+    if let Some(path) = &a.json {
+        let req = |q: &Requests| json!({"reads": q.reads, "writes": q.writes, "total": q.total()});
+        let runs: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "manager": r.label,
+                    "round": r.round,
+                    "readyzSeconds": r.readyz.map(|d| d.as_secs_f64()),
+                    "reconcileAllSeconds": r.reconciled.as_secs_f64(),
+                    "ratioToBaseline": r.reconciled.as_secs_f64() / baseline.list.as_secs_f64().max(0.001),
+                    "requestsToReconciled": req(&r.requests_to_reconciled),
+                    "requests": req(&r.requests),
+                    "peakRssMiB": r.peak_rss_mib,
+                    "settledRssMiB": r.settled_rss_mib,
+                })
+            })
+            .collect();
+        let summaries: Vec<serde_json::Value> = summary
+            .iter()
+            .map(|s| {
+                let mut v = json!({
+                    "manager": s.label,
+                    "runs": s.reconciled.len(),
+                    "reconcileAllSeconds": spread_json(&s.reconciled),
+                    "peakRssMiB": spread_json(&s.peak),
+                    "settledRssMiB": spread_json(&s.settled),
+                    "writesToReconciled": spread_json(&s.writes_to_reconciled),
+                });
+                if let Some(r) = reference {
+                    v["ratioToReference"] = json!({
+                        "reconcileAll": ratio_value(&s.reconciled, &r.reconciled),
+                        "peakRss": ratio_value(&s.peak, &r.peak),
+                        "settledRss": ratio_value(&s.settled, &r.settled),
+                    });
+                }
+                v
+            })
+            .collect();
+        let out = json!({
+            "scenario": "scale",
+            "clonesets": a.clonesets,
+            "podsPerCloneSet": a.pods_per_cloneset,
+            "pods": total_pods,
+            "nodes": node_count,
+            "qps": a.qps,
+            "burst": a.burst,
+            "clusterWide": !a.watch_namespace,
+            "rounds": a.rounds,
+            "settleSeconds": a.settle_seconds,
+            "managerArgs": a.manager_args,
+            "baseline": {
+                "listSeconds": baseline.list.as_secs_f64(),
+                "clonesets": baseline.clonesets,
+                "pods": baseline.pods,
+            },
+            "reference": reference.map(|r| r.label.clone()),
+            "runs": runs,
+            "summary": summaries,
+        });
+        std::fs::write(path, format!("{out:#}\n"))
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        println!("result written to {}", path.display());
     }
     Ok(())
 }
@@ -1251,6 +1513,7 @@ async fn scale_run(
     env: &TestEnv,
     ns: &TestNamespace,
     a: &ScaleArgs,
+    creator: &Path,
     http: &reqwest::Client,
 ) -> Result<(Vec<ScaleRow>, Baseline), String> {
     let timeout = Duration::from_secs(a.timeout_seconds);
@@ -1259,19 +1522,24 @@ async fn scale_run(
     let n = a.clonesets;
     let m = a.pods_per_cloneset as i64;
     let names: Vec<String> = (0..n).map(|i| format!("cs-{i:04}")).collect();
+    let watch_ns = a.watch_namespace.then_some(ns.name());
 
-    // b. The first manager creates every pod.
-    let first = &a.managers[0];
+    // b. The creator creates every pod, unthrottled.
+    let mut create_args = a.manager_args.clone();
+    create_args.extend([
+        "--rest-config-qps=100000".to_string(),
+        "--rest-config-burst=100000".to_string(),
+    ]);
     let mut manager = Manager::start(
-        first,
-        Some(ns.name()),
-        &a.manager_args,
+        creator,
+        watch_ns,
+        &create_args,
         a.webhook_port,
         &format!("{}-create.log", ns.name()),
     )?;
     println!(
         "creating {n} CloneSets x {m} pods (manager {} pid {}, log {})",
-        first.display(),
+        creator.display(),
         manager.pid,
         manager.log.display()
     );
@@ -1367,16 +1635,25 @@ async fn scale_run(
         baseline.list.as_secs_f64()
     );
 
-    // c. Each manager in turn, restarted over the same objects with generations bumped.
+    // c. Each manager in turn (and again for each round), restarted over the same objects with
+    //    generations bumped.
+    let mut measured_args = vec![
+        format!("--rest-config-qps={}", a.qps),
+        format!("--rest-config-burst={}", a.burst),
+    ];
+    measured_args.extend(a.manager_args.iter().cloned());
+    let schedule: Vec<(usize, &PathBuf)> = (1..=a.rounds)
+        .flat_map(|round| a.managers.iter().map(move |m| (round, m)))
+        .collect();
     let mut rows = Vec::new();
-    for (i, binary) in a.managers.iter().enumerate() {
+    for (i, (round, binary)) in schedule.iter().copied().enumerate() {
         // A spec change that changes no pod, no revision and no availability.
         let history_limit = 20 + i as i64;
         println!();
         println!(
-            "[{}/{}] {}: bumping every CloneSet's generation (spec.revisionHistoryLimit = {history_limit})",
+            "[{}/{}] round {round}: {}: bumping every CloneSet's generation (spec.revisionHistoryLimit = {history_limit})",
             i + 1,
-            a.managers.len(),
+            schedule.len(),
             binary.display()
         );
         let patch = Patch::Merge(json!({"spec": {"revisionHistoryLimit": history_limit}}));
@@ -1410,119 +1687,154 @@ async fn scale_run(
 
         let log_name = format!("{}-manager-{i}.log", ns.name());
         let start = Instant::now();
-        let mut manager = Manager::start(
-            binary,
-            Some(ns.name()),
-            &a.manager_args,
-            a.webhook_port,
-            &log_name,
-        )?;
+        let mut manager =
+            Manager::start(binary, watch_ns, &measured_args, a.webhook_port, &log_name)?;
         println!(
             "  started pid {} (log {})",
             manager.pid,
             manager.log.display()
         );
-        let mut readyz = None;
-        let mut last_print = Instant::now();
-        let reconciled = loop {
-            manager.check_running()?;
-            if readyz.is_none()
-                && let Ok((200, _)) = http_get(http, manager.health, "/readyz").await
-            {
-                readyz = Some(start.elapsed());
-            }
-            let list = cs_api
-                .list(&ListParams::default())
-                .await
-                .map_err(|e| format!("listing CloneSets: {e}"))?
-                .items;
-            let elapsed = start.elapsed();
-            let done = list.iter().filter(|cs| observed(cs)).count();
-            if list.len() == n && done == n {
-                println!(
-                    "  reconciled {done}/{n} (done in {:.2}s)",
-                    elapsed.as_secs_f64()
-                );
-                break elapsed;
-            }
-            if last_print.elapsed() >= Duration::from_secs(1) {
-                println!(
-                    "  reconciled {done}/{n}, readyz {} ({:.0}s)",
-                    if readyz.is_some() { "200" } else { "not yet" },
-                    elapsed.as_secs_f64()
-                );
-                last_print = Instant::now();
-            }
-            if elapsed > timeout {
-                return Err(format!(
-                    "{}: {done}/{n} CloneSets reconciled within {timeout:?} (log {})",
-                    binary.display(),
-                    manager.log.display()
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
-        let requests_to_reconciled = match scrape_requests(http, &manager).await {
-            Ok(r) => r,
-            Err(_) => {
-                // The metrics server may come up after the first reconciles on a tiny run.
-                wait_metrics(http, &mut manager, Duration::from_secs(30)).await?;
-                scrape_requests(http, &manager).await?
-            }
-        };
-        println!("  settling {}s", a.settle_seconds);
-        tokio::time::sleep(Duration::from_secs(a.settle_seconds)).await;
-        manager.check_running()?;
-        let settled_rss_mib = proc_status_mib(manager.pid, "VmRSS");
-        let peak_rss_mib = proc_status_mib(manager.pid, "VmHWM");
-        let requests = scrape_requests(http, &manager).await?;
+        let row = scale_measure(
+            a,
+            http,
+            &cs_api,
+            &pods,
+            &mut manager,
+            binary,
+            round,
+            start,
+            &before,
+        )
+        .await;
+        manager.stop().await;
+        drop(manager);
+        if is_openkruise(binary) {
+            openkruise_cleanup(binary)?;
+        }
+        rows.push(row?);
+    }
+    Ok((rows, baseline))
+}
 
-        // The restart must not have touched any pod.
-        let after = pod_uids(&pods).await?;
-        if after != before {
-            let created = after.difference(&before).count();
-            let deleted = before.difference(&after).count();
-            return Err(format!(
-                "{}: the restart created {created} and deleted {deleted} pods (before {}, after {}); log {}",
-                binary.display(),
-                before.len(),
-                after.len(),
-                manager.log.display()
-            ));
+/// One measured restart: waits for every CloneSet's first reconcile, settles, reads RSS and
+/// requests, and checks that no pod was created or deleted.
+#[allow(clippy::too_many_arguments)]
+async fn scale_measure(
+    a: &ScaleArgs,
+    http: &reqwest::Client,
+    cs_api: &Api<DynamicObject>,
+    pods: &Api<Pod>,
+    manager: &mut Manager,
+    binary: &Path,
+    round: usize,
+    start: Instant,
+    before: &BTreeSet<String>,
+) -> Result<ScaleRow, String> {
+    let timeout = Duration::from_secs(a.timeout_seconds);
+    let n = a.clonesets;
+    let m = a.pods_per_cloneset as i64;
+    let mut readyz = None;
+    let mut last_print = Instant::now();
+    let reconciled = loop {
+        manager.check_running()?;
+        if readyz.is_none()
+            && let Ok((200, _)) = http_get(http, manager.health, "/readyz").await
+        {
+            readyz = Some(start.elapsed());
         }
         let list = cs_api
             .list(&ListParams::default())
             .await
             .map_err(|e| format!("listing CloneSets: {e}"))?
             .items;
-        if !all_ready(&list) {
+        let elapsed = start.elapsed();
+        let done = list.iter().filter(|cs| observed(cs)).count();
+        if list.len() == n && done == n {
+            println!(
+                "  reconciled {done}/{n} (done in {:.2}s)",
+                elapsed.as_secs_f64()
+            );
+            break elapsed;
+        }
+        if last_print.elapsed() >= Duration::from_secs(1) {
+            println!(
+                "  reconciled {done}/{n}, readyz {} ({:.0}s)",
+                if readyz.is_some() { "200" } else { "not yet" },
+                elapsed.as_secs_f64()
+            );
+            last_print = Instant::now();
+        }
+        if elapsed > timeout {
             return Err(format!(
-                "{}: after the settle period: {}",
+                "{}: {done}/{n} CloneSets reconciled within {timeout:?} (log {})",
                 binary.display(),
-                progress(&list)
+                manager.log.display()
             ));
         }
-        println!(
-            "  pods unchanged ({}); requests {} (reads {}, writes {}); peak RSS {}, settled {}",
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let requests_to_reconciled = match scrape_requests(http, manager).await {
+        Ok(r) => r,
+        Err(_) => {
+            // The metrics server may come up after the first reconciles on a tiny run.
+            wait_metrics(http, manager, Duration::from_secs(30)).await?;
+            scrape_requests(http, manager).await?
+        }
+    };
+    println!("  settling {}s", a.settle_seconds);
+    tokio::time::sleep(Duration::from_secs(a.settle_seconds)).await;
+    manager.check_running()?;
+    let settled_rss_mib = proc_status_mib(manager.pid, "VmRSS");
+    let peak_rss_mib = proc_status_mib(manager.pid, "VmHWM");
+    let requests = scrape_requests(http, manager).await?;
+
+    // The restart must not have touched any pod.
+    let after = pod_uids(pods).await?;
+    if &after != before {
+        let created = after.difference(before).count();
+        let deleted = before.difference(&after).count();
+        return Err(format!(
+            "{}: the restart created {created} and deleted {deleted} pods (before {}, after {}); log {}",
+            binary.display(),
+            before.len(),
             after.len(),
-            requests.total(),
-            requests.reads,
-            requests.writes,
-            peak_rss_mib.map_or("n/a".into(), |v| format!("{v:.1} MiB")),
-            settled_rss_mib.map_or("n/a".into(), |v| format!("{v:.1} MiB")),
-        );
-        manager.stop().await;
-        rows.push(ScaleRow {
-            label: binary.display().to_string(),
-            readyz,
-            reconciled,
-            requests_to_reconciled,
-            requests,
-            peak_rss_mib,
-            settled_rss_mib,
-        });
+            manager.log.display()
+        ));
     }
-    Ok((rows, baseline))
+    let list = cs_api
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| format!("listing CloneSets: {e}"))?
+        .items;
+    let all_ready = list.len() == n
+        && list.iter().all(|cs| {
+            observed(cs) && status_int(cs, "readyReplicas") == m && status_int(cs, "replicas") == m
+        });
+    if !all_ready {
+        return Err(format!(
+            "{}: after the settle period not every CloneSet is observed with {m} ready replicas",
+            binary.display(),
+        ));
+    }
+    println!(
+        "  pods unchanged ({}); requests {} (reads {}, writes {}); peak RSS {}, settled {}",
+        after.len(),
+        requests.total(),
+        requests.reads,
+        requests.writes,
+        peak_rss_mib.map_or("n/a".into(), |v| format!("{v:.1} MiB")),
+        settled_rss_mib.map_or("n/a".into(), |v| format!("{v:.1} MiB")),
+    );
+    Ok(ScaleRow {
+        label: binary.display().to_string(),
+        round,
+        readyz,
+        reconciled,
+        requests_to_reconciled,
+        requests,
+        peak_rss_mib,
+        settled_rss_mib,
+    })
 }
 
 /// The UIDs of the namespace's pods that are not being deleted; fails if any is being deleted.
@@ -1626,6 +1938,23 @@ mod tests {
     }
 
     #[test]
+    fn spread_is_median_min_max() {
+        assert_eq!(spread(&[]), None);
+        assert_eq!(spread(&[3.0]), Some((3.0, 3.0, 3.0)));
+        assert_eq!(spread(&[5.0, 1.0, 3.0]), Some((3.0, 1.0, 5.0)));
+        assert_eq!(spread(&[4.0, 1.0, 2.0, 3.0]), Some((2.5, 1.0, 4.0)));
+        assert_eq!(spread_text(&[2.0, 1.0], " MiB", 1), "1.5 MiB [1.0–2.0]");
+        assert_eq!(spread_text(&[2.0], "s", 2), "2.00s");
+        assert_eq!(ratio_text(&[1.0, 3.0], &[4.0]), "0.50x");
+    }
+
+    #[test]
+    fn openkruise_wrapper_is_recognised_by_file_name() {
+        assert!(is_openkruise(Path::new("hack/bench/openkruise-manager.sh")));
+        assert!(!is_openkruise(Path::new("target/release/kruise-manager")));
+    }
+
+    #[test]
     fn default_nodes_fit_110_pods_each_plus_one() {
         assert_eq!(default_nodes(10_000), 92);
         assert_eq!(default_nodes(15), 2);
@@ -1665,6 +1994,10 @@ mod tests {
             panic!("scale expected");
         };
         assert_eq!(s.managers, [PathBuf::from("target/release/kruise-manager")]);
+        assert_eq!(
+            (s.qps, s.burst, s.rounds, s.watch_namespace),
+            (30, 50, 1, false)
+        );
     }
 
     #[test]
