@@ -395,24 +395,24 @@ mod tests {
         let t = Throttle::new(tx, window);
         // The first event triggers at once.
         t.trigger("a");
-        assert_eq!(rx.try_next().unwrap().unwrap().name, "a");
+        assert_eq!(rx.try_recv().unwrap().name, "a");
         // A burst within the window: one trigger, at its end.
         for _ in 0..10 {
             t.trigger("a");
         }
         // Another SidecarSet is not held back by the first one's window.
         t.trigger("b");
-        assert_eq!(rx.try_next().unwrap().unwrap().name, "b");
+        assert_eq!(rx.try_recv().unwrap().name, "b");
         assert!(
-            rx.try_next().is_err(),
+            rx.try_recv().is_err(),
             "nothing more before the window ends"
         );
         let merged = tokio::time::timeout(2 * window, rx.next()).await.unwrap();
         assert_eq!(merged.unwrap().name, "a");
-        assert!(rx.try_next().is_err(), "the burst gave one trigger");
+        assert!(rx.try_recv().is_err(), "the burst gave one trigger");
         // Quiet for a window: the next event triggers at once again.
         tokio::time::sleep(window + Duration::from_millis(50)).await;
         t.trigger("a");
-        assert_eq!(rx.try_next().unwrap().unwrap().name, "a");
+        assert_eq!(rx.try_recv().unwrap().name, "a");
     }
 }
