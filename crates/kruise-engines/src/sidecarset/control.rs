@@ -183,18 +183,74 @@ pub fn pod_upgrade_spec(pod: &Pod, name: &str, key: &str) -> SidecarSetUpgradeSp
     let Some(value) = annotation(pod, key).filter(|v| !v.is_empty()) else {
         return SidecarSetUpgradeSpec::default();
     };
+    upgrade_specs_memo::get(value, decode_pod_upgrade_specs)
+        .get(name)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// What [`pod_upgrade_spec`] reads from an annotation value: every SidecarSet's entry (in the
+/// older `map[name]hash` format, only the hash), empty when the value is unreadable.
+fn decode_pod_upgrade_specs(value: &str) -> BTreeMap<String, SidecarSetUpgradeSpec> {
     if let Ok(specs) = go_decode::upgrade_specs(value) {
-        return specs.and_then(|mut m| m.remove(name)).unwrap_or_default();
+        return specs.unwrap_or_default();
     }
     match go_decode::string_map(value) {
-        (Some(mut old), None) => old
-            .remove(name)
-            .map(|hash| SidecarSetUpgradeSpec {
-                hash,
-                ..Default::default()
+        (Some(old), None) => old
+            .into_iter()
+            .map(|(name, hash)| {
+                let spec = SidecarSetUpgradeSpec {
+                    hash,
+                    ..Default::default()
+                };
+                (name, spec)
             })
-            .unwrap_or_default(),
-        _ => SidecarSetUpgradeSpec::default(),
+            .collect(),
+        _ => BTreeMap::new(),
+    }
+}
+
+/// Decoded hash annotations, by value. A SidecarSet pass reads the annotation of every pod it
+/// selects several times, and every SidecarSet of a pod reads the same value; pods injected in
+/// the same second by the same SidecarSets carry byte-identical values. Decoding is pure, so
+/// remembering a bounded number of recent values changes no answer, only its cost.
+mod upgrade_specs_memo {
+    use std::collections::{BTreeMap, HashMap};
+    use std::sync::{Arc, Mutex, OnceLock};
+
+    use super::SidecarSetUpgradeSpec;
+
+    type Specs = Arc<BTreeMap<String, SidecarSetUpgradeSpec>>;
+
+    /// Values remembered at most (then forgotten all at once).
+    const CAPACITY: usize = 1024;
+
+    fn memo() -> &'static Mutex<HashMap<Box<str>, Specs>> {
+        static MEMO: OnceLock<Mutex<HashMap<Box<str>, Specs>>> = OnceLock::new();
+        MEMO.get_or_init(Mutex::default)
+    }
+
+    /// `decode(value)`, remembered.
+    pub(super) fn get(
+        value: &str,
+        decode: fn(&str) -> BTreeMap<String, SidecarSetUpgradeSpec>,
+    ) -> Specs {
+        if let Some(hit) = memo()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(value)
+        {
+            return hit.clone();
+        }
+        let specs = Arc::new(decode(value));
+        let mut m = memo()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if m.len() >= CAPACITY {
+            m.clear();
+        }
+        m.insert(value.into(), specs.clone());
+        specs
     }
 }
 
@@ -358,7 +414,11 @@ pub fn sidecar_names(s: &SidecarSet) -> Vec<String> {
 /// Whether the SidecarSet's name is in the pod's `kruise.io/sidecarset-injected-list`
 /// (`IsPodInjectedSidecarSet`).
 pub fn is_pod_injected(pod: &Pod, s: &SidecarSet) -> bool {
-    injected_list(pod).contains(name(s))
+    // `injected_list(pod).contains(name(s))`, without building the set.
+    let name = name(s);
+    annotation(pod, keys::SIDECARSET_INJECTED_LIST)
+        .filter(|v| !v.is_empty())
+        .is_some_and(|v| v.split(',').any(|n| n == name))
 }
 
 /// The names in the pod's `kruise.io/sidecarset-injected-list`.

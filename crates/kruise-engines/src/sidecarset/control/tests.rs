@@ -866,3 +866,64 @@ fn merge_patch_json_as_evanphx_json_patch_v5_6_0() {
         .unwrap();
     assert!(patch_pod_metadata(&mut p, &patches).unwrap());
 }
+
+#[test]
+fn injected_matches_the_injected_list() {
+    let mut s = sidecarset_demo();
+    for (list, name) in [
+        (None, "a"),
+        (Some(""), "a"),
+        (Some("a"), "a"),
+        (Some("b,a"), "a"),
+        (Some("ab,b"), "a"),
+        (Some("a,,b"), ""),
+        (Some(","), ""),
+        (Some(""), ""),
+    ] {
+        let mut p = pod(json!({"metadata": {"name": "p"}}));
+        if let Some(l) = list {
+            set_annotation(&mut p, keys::SIDECARSET_INJECTED_LIST, l);
+        }
+        s.metadata.name = Some(name.to_string());
+        assert_eq!(
+            is_pod_injected(&p, &s),
+            injected_list(&p).contains(name),
+            "{list:?} {name:?}"
+        );
+    }
+}
+
+#[test]
+fn upgrade_specs_read_again_answer_the_same() {
+    // The decoded values are remembered: every read of one value, in either format, and of
+    // values that cannot be decoded, answers as the first.
+    for value in [
+        r#"{"s":{"hash":"h1","sidecarSetName":"s","controllerRevision":"s-1"},"t":{"hash":"h2"}}"#,
+        r#"{"s": "old", "t": "older"}"#,
+        "null",
+        "not json",
+        r#"{"s":{"hash":1}}"#,
+    ] {
+        let mut p = pod(json!({"metadata": {"name": "p"}}));
+        set_annotation(&mut p, keys::SIDECARSET_HASH, value);
+        let first: Vec<SidecarSetUpgradeSpec> = ["s", "t", "u"]
+            .iter()
+            .map(|n| pod_upgrade_spec(&p, n, keys::SIDECARSET_HASH))
+            .collect();
+        for _ in 0..3 {
+            let again: Vec<SidecarSetUpgradeSpec> = ["s", "t", "u"]
+                .iter()
+                .map(|n| pod_upgrade_spec(&p, n, keys::SIDECARSET_HASH))
+                .collect();
+            assert_eq!(again, first, "{value}");
+        }
+        assert_eq!(
+            decode_pod_upgrade_specs(value)
+                .get("s")
+                .cloned()
+                .unwrap_or_default(),
+            first[0],
+            "{value}"
+        );
+    }
+}
