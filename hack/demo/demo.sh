@@ -81,6 +81,13 @@ progress() { # until <jsonpath-condition description> <predicate>
 }
 
 step "4/5 CloneSet default/demo (6 replicas, InPlaceIfPossible, maxUnavailable 2)"
+# A demo CloneSet left by an earlier run may carry changes made since (e.g. the partition the
+# commands below suggest), which an apply would keep: start from a fresh one.
+if k get clone demo >/dev/null 2>&1; then
+  echo "deleting CloneSet default/demo left by an earlier run"
+  k delete clone demo --wait=true >/dev/null
+  k wait --for=delete pod -l app=demo --timeout=120s >/dev/null 2>&1 || true
+fi
 k apply -f hack/demo/cloneset.yaml >/dev/null
 progress nginx:1.25-alpine
 k get pods -l app=demo -o custom-columns=NAME:.metadata.name,UID:.metadata.uid,IMAGE:.spec.containers[0].image,RESTARTS:.status.containerStatuses[0].restartCount
