@@ -311,30 +311,32 @@ async fn dry_run_cloneset(api: &Api<CloneSet>, name: &str) -> Result<(), kube::E
     .map(|_| ())
 }
 
-/// Sum of the manager's `rest_client_requests_total` with `method="GET"`.
-async fn manager_gets(port: u16) -> f64 {
+/// Sum of the manager's metric samples whose line passes `keep`.
+async fn metric_sum(port: u16, keep: impl Fn(&str) -> bool) -> f64 {
     let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
     let (_, body) = kruise_e2e::manager::http_get(addr, "/metrics")
         .await
         .expect("metrics answer");
     body.lines()
-        .filter(|l| l.starts_with("rest_client_requests_total{") && l.contains(r#"method="GET""#))
+        .filter(|l| keep(l))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }
 
+/// Sum of the manager's `rest_client_requests_total` with `method="GET"`.
+async fn manager_gets(port: u16) -> f64 {
+    metric_sum(port, |l| {
+        l.starts_with("rest_client_requests_total{") && l.contains(r#"method="GET""#)
+    })
+    .await
+}
+
 /// Writes the manager made to webhook configurations (`kruise_rest_client_writes_total`).
 async fn configuration_writes(port: u16) -> f64 {
-    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
-    let (_, body) = kruise_e2e::manager::http_get(addr, "/metrics")
-        .await
-        .expect("metrics answer");
-    body.lines()
-        .filter(|l| {
-            l.starts_with("kruise_rest_client_writes_total{") && l.contains("webhookconfigurations")
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
+    metric_sum(port, |l| {
+        l.starts_with("kruise_rest_client_writes_total{") && l.contains("webhookconfigurations")
+    })
+    .await
 }
 
 /// A resync that finds the configurations as the manager left them writes nothing (it used to

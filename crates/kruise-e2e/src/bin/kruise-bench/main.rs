@@ -124,23 +124,8 @@ struct RolloutArgs {
     #[arg(long = "manager-arg", value_name = "ARG", allow_hyphen_values = true)]
     manager_args: Vec<String>,
 
-    /// Client-side QPS of the manager (passed as `--rest-config-qps`; OpenKruise's default 30).
-    #[arg(long, default_value_t = 30)]
-    qps: u32,
-
-    /// Client-side burst of the manager (passed as `--rest-config-burst`; OpenKruise's default 50).
-    #[arg(long, default_value_t = 50)]
-    burst: u32,
-
-    /// Run the manager with `--namespace <the benchmark's namespace>` instead of cluster-wide
-    /// (kruise-rs only: OpenKruise v1.9.0 panics with `--namespace` in its DaemonSet controller).
-    #[arg(long)]
-    watch_namespace: bool,
-
-    /// Port of the manager's webhook server at 127.0.0.1 (`WEBHOOK_PORT`; the Go manager's
-    /// script reads it as `OPENKRUISE_WEBHOOK_PORT`).
-    #[arg(long, default_value_t = 9876)]
-    webhook_port: u16,
+    #[command(flatten)]
+    client: ManagerClientArgs,
 
     /// How long to wait for the manager's `/readyz` before creating the workload, in seconds.
     #[arg(long, default_value_t = 180)]
@@ -149,6 +134,40 @@ struct RolloutArgs {
     /// Also write the result as JSON to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+}
+
+/// How every measured manager is run (rollout and scale alike).
+#[derive(Debug, Clone, Args)]
+struct ManagerClientArgs {
+    /// Client-side QPS of every measured manager (passed as `--rest-config-qps`; OpenKruise's
+    /// default 30).
+    #[arg(long, default_value_t = 30)]
+    qps: u32,
+
+    /// Client-side burst of every measured manager (passed as `--rest-config-burst`;
+    /// OpenKruise's default 50).
+    #[arg(long, default_value_t = 50)]
+    burst: u32,
+
+    /// Run the managers with `--namespace <the benchmark's namespace>` instead of cluster-wide
+    /// (kruise-rs only: OpenKruise v1.9.0 panics with `--namespace` in its DaemonSet controller).
+    #[arg(long)]
+    watch_namespace: bool,
+
+    /// Port of the managers' webhook server at 127.0.0.1 (`WEBHOOK_PORT`; the Go manager's
+    /// script reads it as `OPENKRUISE_WEBHOOK_PORT`).
+    #[arg(long, default_value_t = 9876)]
+    webhook_port: u16,
+}
+
+impl ManagerClientArgs {
+    /// `--rest-config-qps` / `--rest-config-burst` with these settings.
+    fn rest_config_flags(&self) -> [String; 2] {
+        [
+            format!("--rest-config-qps={}", self.qps),
+            format!("--rest-config-burst={}", self.burst),
+        ]
+    }
 }
 
 /// The workload kind of the rollout benchmark.
@@ -261,9 +280,8 @@ struct ScaleArgs {
     #[arg(long = "manager-arg", value_name = "ARG", allow_hyphen_values = true)]
     manager_args: Vec<String>,
 
-    /// Port of the manager's webhook server at 127.0.0.1 (`WEBHOOK_PORT`).
-    #[arg(long, default_value_t = 9876)]
-    webhook_port: u16,
+    #[command(flatten)]
+    client: ManagerClientArgs,
 
     /// Prefix of the benchmark's namespace (`e2e-<prefix>-<random>`, deleted at the end).
     #[arg(long, default_value = "bench-scale")]
@@ -277,19 +295,6 @@ struct ScaleArgs {
     /// Timeout of each wait (creation of all pods, reconcile of all CloneSets), in seconds.
     #[arg(long, default_value_t = 1800)]
     timeout_seconds: u64,
-
-    /// Client-side QPS of every measured manager (`--rest-config-qps`; OpenKruise's default 30).
-    #[arg(long, default_value_t = 30)]
-    qps: u32,
-
-    /// Client-side burst of every measured manager (`--rest-config-burst`; OpenKruise's 50).
-    #[arg(long, default_value_t = 50)]
-    burst: u32,
-
-    /// Run the managers with `--namespace <the benchmark's namespace>` instead of cluster-wide
-    /// (kruise-rs only: OpenKruise v1.9.0 panics with `--namespace`).
-    #[arg(long)]
-    watch_namespace: bool,
 
     /// The kruise-manager that creates the pods before the measured restarts (default: the
     /// first `--manager` that is not `openkruise-manager.sh`). It runs unthrottled
@@ -869,15 +874,14 @@ async fn rollout_measure(
     //    its readiness before the workload exists.
     let ns = env.namespace("bench").await.map_err(|e| e.to_string())?;
     let mut extra = a.workload.flags().to_vec();
-    extra.push(format!("--rest-config-qps={}", a.qps));
-    extra.push(format!("--rest-config-burst={}", a.burst));
+    extra.extend(a.client.rest_config_flags());
     extra.extend(a.manager_args.iter().cloned());
     let started = Instant::now();
     let mut manager = Manager::start(
         &a.manager,
-        a.watch_namespace.then_some(ns.name()),
+        a.client.watch_namespace.then_some(ns.name()),
         &extra,
-        a.webhook_port,
+        a.client.webhook_port,
         &format!("{}-manager.log", ns.name()),
     )?;
     println!(
@@ -912,7 +916,7 @@ async fn rollout_measure(
     println!();
     println!(
         "== kruise-bench rollout: {:?} of {pods} pods on {node_count} kwok nodes, client QPS {} burst {} ==",
-        a.workload, a.qps, a.burst
+        a.workload, a.client.qps, a.client.burst
     );
     println!("manager: {}", a.manager.display());
     println!(
@@ -948,9 +952,9 @@ async fn rollout_measure(
             "manager": a.manager.display().to_string(),
             "pods": pods,
             "nodes": node_count,
-            "qps": a.qps,
-            "burst": a.burst,
-            "clusterWide": !a.watch_namespace,
+            "qps": a.client.qps,
+            "burst": a.client.burst,
+            "clusterWide": !a.client.watch_namespace,
             "readySeconds": ready.as_secs_f64(),
             "rolloutSeconds": rollout.as_secs_f64(),
             "writes": writes,
@@ -1275,7 +1279,7 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
             return Err(format!("manager binary {} not found", m.display()));
         }
     }
-    if a.watch_namespace && a.managers.iter().any(|m| is_openkruise(m)) {
+    if a.client.watch_namespace && a.managers.iter().any(|m| is_openkruise(m)) {
         return Err("--watch-namespace: OpenKruise v1.9.0 panics with --namespace".into());
     }
     let env = TestEnv::connect().await.map_err(|e| e.to_string())?;
@@ -1313,9 +1317,9 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
         "== kruise-bench scale: {} CloneSets x {} pods = {total_pods} pods on {node_count} kwok nodes, client QPS {} burst {}, {} ==",
         a.clonesets,
         a.pods_per_cloneset,
-        a.qps,
-        a.burst,
-        if a.watch_namespace {
+        a.client.qps,
+        a.client.burst,
+        if a.client.watch_namespace {
             "one namespace"
         } else {
             "cluster-wide"
@@ -1487,9 +1491,9 @@ async fn scale(a: ScaleArgs) -> Result<(), String> {
             "podsPerCloneSet": a.pods_per_cloneset,
             "pods": total_pods,
             "nodes": node_count,
-            "qps": a.qps,
-            "burst": a.burst,
-            "clusterWide": !a.watch_namespace,
+            "qps": a.client.qps,
+            "burst": a.client.burst,
+            "clusterWide": !a.client.watch_namespace,
             "rounds": a.rounds,
             "settleSeconds": a.settle_seconds,
             "managerArgs": a.manager_args,
@@ -1522,7 +1526,7 @@ async fn scale_run(
     let n = a.clonesets;
     let m = a.pods_per_cloneset as i64;
     let names: Vec<String> = (0..n).map(|i| format!("cs-{i:04}")).collect();
-    let watch_ns = a.watch_namespace.then_some(ns.name());
+    let watch_ns = a.client.watch_namespace.then_some(ns.name());
 
     // b. The creator creates every pod, unthrottled.
     let mut create_args = a.manager_args.clone();
@@ -1534,7 +1538,7 @@ async fn scale_run(
         creator,
         watch_ns,
         &create_args,
-        a.webhook_port,
+        a.client.webhook_port,
         &format!("{}-create.log", ns.name()),
     )?;
     println!(
@@ -1637,10 +1641,7 @@ async fn scale_run(
 
     // c. Each manager in turn (and again for each round), restarted over the same objects with
     //    generations bumped.
-    let mut measured_args = vec![
-        format!("--rest-config-qps={}", a.qps),
-        format!("--rest-config-burst={}", a.burst),
-    ];
+    let mut measured_args = a.client.rest_config_flags().to_vec();
     measured_args.extend(a.manager_args.iter().cloned());
     let schedule: Vec<(usize, &PathBuf)> = (1..=a.rounds)
         .flat_map(|round| a.managers.iter().map(move |m| (round, m)))
@@ -1687,8 +1688,13 @@ async fn scale_run(
 
         let log_name = format!("{}-manager-{i}.log", ns.name());
         let start = Instant::now();
-        let mut manager =
-            Manager::start(binary, watch_ns, &measured_args, a.webhook_port, &log_name)?;
+        let mut manager = Manager::start(
+            binary,
+            watch_ns,
+            &measured_args,
+            a.client.webhook_port,
+            &log_name,
+        )?;
         println!(
             "  started pid {} (log {})",
             manager.pid,
@@ -1995,7 +2001,12 @@ mod tests {
         };
         assert_eq!(s.managers, [PathBuf::from("target/release/kruise-manager")]);
         assert_eq!(
-            (s.qps, s.burst, s.rounds, s.watch_namespace),
+            (
+                s.client.qps,
+                s.client.burst,
+                s.rounds,
+                s.client.watch_namespace
+            ),
             (30, 50, 1, false)
         );
     }
