@@ -15,7 +15,9 @@
 //!   real nodes (containerd + runc + kubelet, `hack/testbed/realnode.sh`) and its local registry.
 
 pub mod corpus;
+pub mod daemon;
 pub mod manager;
+pub mod rbac;
 
 use std::fmt::Debug;
 use std::future::Future;

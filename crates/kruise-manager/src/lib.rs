@@ -10,6 +10,6 @@
 //! `kruise-manager` binary.
 
 pub mod controllers;
-pub mod manifests;
+pub use kruise_runtime::manifests;
 pub mod rbac;
 pub mod workload;

@@ -6,31 +6,20 @@
 //! reconciles finished, Lease released); 1 on a start-up error, a controller failure, or lost
 //! leadership.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use clap::{ArgAction, Parser, ValueEnum};
+use clap::{ArgAction, Parser};
 use kruise_runtime::features::FeatureGates;
 use kruise_runtime::leader::{self, LeaderElectionConfig, LeaderElector};
 use kruise_runtime::metrics::Metrics;
+use kruise_runtime::process::{LogFormat, init_logging};
 use kruise_runtime::runner::{self as runtime, CancellationToken, Context, ControllerConfig};
 use kruise_runtime::server;
-use kube::Client;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::task::JoinHandle;
-
-/// Log output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
 
 /// kruise-manager: OpenKruise controllers, rebuilt in Rust.
 #[derive(Debug, Parser)]
@@ -234,74 +223,6 @@ fn parse_go_duration(s: &str) -> Result<Duration, String> {
         .parse()
         .map_err(|e| format!("invalid duration {s:?} (expected e.g. 30s, 5m, 1h30m): {e}"))?;
     Duration::try_from(d).map_err(|_| format!("invalid duration {s:?}: must not be negative"))
-}
-
-/// The crates whose logs `-v` raises.
-const KRUISE_CRATES: [&str; 5] = [
-    "kruise_manager",
-    "kruise_runtime",
-    "kruise_engines",
-    "kruise_webhook",
-    "kruise_api",
-];
-
-/// klog verbosity → tracing filter.
-fn log_filter(verbosity: u8) -> String {
-    match verbosity {
-        0 | 1 => "info".to_string(),
-        2..=4 => format!(
-            "info,{}",
-            KRUISE_CRATES.map(|c| format!("{c}=debug")).join(",")
-        ),
-        _ => format!(
-            "debug,{},hyper=info,hyper_util=info,h2=info,tower=info,rustls=info",
-            KRUISE_CRATES.map(|c| format!("{c}=trace")).join(",")
-        ),
-    }
-}
-
-fn init_logging(format: LogFormat, verbosity: u8) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(log_filter(verbosity)));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
-    }
-}
-
-async fn make_client(
-    kubeconfig: Option<&PathBuf>,
-    metrics: Arc<kruise_runtime::metrics::Metrics>,
-    throttle: kruise_runtime::throttle::ClientThrottle,
-) -> anyhow::Result<Client> {
-    let config = match kubeconfig {
-        Some(path) => {
-            let kc = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-                .await
-                .with_context(|| format!("loading kubeconfig {}", path.display()))?
-        }
-        None => kube::Config::infer()
-            .await
-            .context("no kubeconfig given and none could be inferred")?,
-    };
-    let host = config.cluster_url.host().unwrap_or_default().to_owned();
-    let builder = kube::client::ClientBuilder::try_from(config).context("building API client")?;
-    // Every request waits for its resource's token (outermost), then is counted.
-    Ok(builder
-        .with_layer(&kruise_runtime::restmetrics::CountRequestsLayer::new(
-            metrics.clone(),
-            &host,
-        ))
-        .with_layer(&kruise_runtime::throttle::ThrottleLayer::new(
-            throttle, metrics, &host,
-        ))
-        .build())
 }
 
 use kruise_manager::controllers::{ControllerFlags, ControllerFuture, REGISTRY as CONTROLLERS};
@@ -598,7 +519,9 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
 
     let metrics = Arc::new(kruise_runtime::metrics::Metrics::new());
-    let client = make_client(args.kubeconfig.as_ref(), metrics.clone(), throttle).await?;
+    let client =
+        kruise_runtime::process::api_client(args.kubeconfig.as_deref(), metrics.clone(), throttle)
+            .await?;
     let version = client
         .apiserver_version()
         .await
@@ -933,12 +856,5 @@ mod tests {
         assert_eq!(a.controllers, v(&["*", "-cloneset"]));
         let a = Args::try_parse_from(["kruise-manager"]).unwrap();
         assert_eq!(a.controllers, v(&["*"]));
-    }
-
-    #[test]
-    fn verbosity_filters() {
-        assert_eq!(log_filter(0), "info");
-        assert!(log_filter(3).contains("kruise_manager=debug"));
-        assert!(log_filter(6).contains("kruise_manager=trace"));
     }
 }

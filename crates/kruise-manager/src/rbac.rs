@@ -4,29 +4,12 @@
 //! to `config/rbac/role.yaml` (CI fails when it is stale), and an e2e test runs the manager
 //! with a kubeconfig bound to this role only. No `*` verbs or resources.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 
 /// Name of the ClusterRole (OpenKruise's).
 pub const CLUSTER_ROLE: &str = "kruise-manager-role";
 
-/// Read-only verbs of an informer.
-pub const READ: &[&str] = &["get", "list", "watch"];
-/// Read and write verbs (no `deletecollection`, no `*`).
-pub const READ_WRITE: &[&str] = &[
-    "create", "delete", "get", "list", "patch", "update", "watch",
-];
-
-/// One rule: API group, resources (subresources as `pods/status`), verbs.
-pub fn rule(group: &str, resources: &[&str], verbs: &[&str]) -> PolicyRule {
-    PolicyRule {
-        api_groups: Some(vec![group.to_owned()]),
-        resources: Some(resources.iter().map(|s| s.to_string()).collect()),
-        verbs: verbs.iter().map(|s| s.to_string()).collect(),
-        ..PolicyRule::default()
-    }
-}
+pub use kruise_runtime::rbac::{READ, READ_WRITE, rule};
 
 /// What every manager needs: its Lease, Events (`events.k8s.io` and core).
 pub fn platform_rules() -> Vec<PolicyRule> {
@@ -68,45 +51,10 @@ pub fn webhook_rules() -> Vec<PolicyRule> {
     ]
 }
 
-/// Merges `rules` into one ClusterRole: one rule per (group, resource), verbs united, sorted,
-/// so the output is stable.
+/// Merges `rules` into the manager's ClusterRole ([`CLUSTER_ROLE`]); see
+/// [`kruise_runtime::rbac::cluster_role`].
 pub fn cluster_role(rules: impl IntoIterator<Item = PolicyRule>) -> ClusterRole {
-    let mut merged: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
-    for r in rules {
-        for g in r.api_groups.iter().flatten() {
-            for res in r.resources.iter().flatten() {
-                merged
-                    .entry((g.clone(), res.clone()))
-                    .or_default()
-                    .extend(r.verbs.iter().cloned());
-            }
-        }
-    }
-    // Resources of one group with the same verbs share a rule.
-    let mut by_verbs: BTreeMap<(String, Vec<String>), Vec<String>> = BTreeMap::new();
-    for ((g, res), verbs) in merged {
-        by_verbs
-            .entry((g, verbs.into_iter().collect()))
-            .or_default()
-            .push(res);
-    }
-    let rules = by_verbs
-        .into_iter()
-        .map(|((g, verbs), resources)| PolicyRule {
-            api_groups: Some(vec![g]),
-            resources: Some(resources),
-            verbs,
-            ..PolicyRule::default()
-        })
-        .collect();
-    ClusterRole {
-        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-            name: Some(CLUSTER_ROLE.to_owned()),
-            ..Default::default()
-        },
-        rules: Some(rules),
-        ..ClusterRole::default()
-    }
+    kruise_runtime::rbac::cluster_role(CLUSTER_ROLE, rules)
 }
 
 /// The manager's ClusterRole: platform, every registered controller, the webhook server.
@@ -134,6 +82,7 @@ pub fn manifests() -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn no_wildcards_and_merged_per_resource() {

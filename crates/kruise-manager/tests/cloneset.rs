@@ -1321,70 +1321,17 @@ async fn scale_in_keeps_zones_balanced_under_topology_spread_constraints() {
 /// request.
 #[tokio::test]
 async fn manager_runs_with_the_generated_cluster_role_only() {
-    use kruise_e2e::{kubectl, repo_root};
     let env = TestEnv::connect().await.expect("testbed");
     install_crds(&env).await.expect("CRDs");
     let ns = env.namespace("cs-rbac").await.unwrap();
-    let role = std::fs::read_to_string(repo_root().join("config/rbac/role.yaml")).unwrap();
-    let out = kubectl(
-        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
-        Some(&role),
+    let bound = kruise_e2e::rbac::bound_kubeconfig(
+        ns.name(),
+        "kruise-manager",
+        "role.yaml",
+        "kruise-manager-role",
     )
-    .unwrap();
-    assert!(out.success, "{}", out.stderr);
-    let binding = format!("kruise-e2e-{}", ns.name());
-    let objects = format!(
-        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: kruise-manager\n  namespace: {ns}\n---\n\
-         apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {binding}\n\
-         roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: kruise-manager-role\n\
-         subjects:\n- kind: ServiceAccount\n  name: kruise-manager\n  namespace: {ns}\n",
-        ns = ns.name()
-    );
-    let out = kubectl(&["apply", "-f", "-"], Some(&objects)).unwrap();
-    assert!(out.success, "{}", out.stderr);
-    struct Unbind(String);
-    impl Drop for Unbind {
-        fn drop(&mut self) {
-            let _ = kruise_e2e::kubectl(
-                &[
-                    "delete",
-                    "clusterrolebinding",
-                    &self.0,
-                    "--ignore-not-found",
-                ],
-                None,
-            );
-        }
-    }
-    let _unbind = Unbind(binding);
-    let token = kubectl(
-        &[
-            "create",
-            "token",
-            "kruise-manager",
-            "-n",
-            ns.name(),
-            "--duration",
-            "2h",
-        ],
-        None,
-    )
-    .unwrap();
-    assert!(token.success, "{}", token.stderr);
-    let admin = kube::config::Kubeconfig::read_from(kruise_e2e::testbed_kubeconfig()).unwrap();
-    let cluster = admin.clusters[0].cluster.clone().unwrap();
-    let kubeconfig = serde_json::json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "testbed", "cluster": {
-            "server": cluster.server,
-            "certificate-authority": cluster.certificate_authority,
-            "certificate-authority-data": cluster.certificate_authority_data}}],
-        "users": [{"name": "kruise-manager", "user": {"token": token.stdout.trim()}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "testbed", "user": "kruise-manager"}}],
-        "current-context": "sa",
-    });
-    let path = repo_root().join(format!("target/e2e-logs/{}-kubeconfig.yaml", ns.name()));
-    std::fs::write(&path, serde_yaml_ng::to_string(&kubeconfig).unwrap()).unwrap();
+    .expect("ServiceAccount bound to the generated role");
+    let path = bound.path.clone();
 
     let m = Manager::start_spec(
         ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).kubeconfig(&path),

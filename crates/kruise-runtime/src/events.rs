@@ -153,8 +153,14 @@ impl EventRecorder {
 
     /// A recorder reporting as [`COMPONENT`] with an explicit `reportingInstance`.
     pub fn with_instance(client: Client, instance: Option<String>) -> Self {
+        Self::for_component(client, COMPONENT, instance)
+    }
+
+    /// A recorder reporting as `component` (e.g. kruise-daemon's
+    /// `kruise-daemon-containermeta`) from `instance` (e.g. the node name).
+    pub fn for_component(client: Client, component: &str, instance: Option<String>) -> Self {
         let reporter = Reporter {
-            controller: COMPONENT.to_string(),
+            controller: component.to_string(),
             instance,
         };
         Self {

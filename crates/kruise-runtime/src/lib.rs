@@ -6,13 +6,18 @@
 //! [`leader`] (Lease leader election), [`metrics`] (controller-runtime compatible Prometheus
 //! metrics), [`restmetrics`] (client-go's request metrics), [`throttle`] (client-side rate
 //! limiting of API requests), [`events`] (Kubernetes Events),
-//! [`features`] (OpenKruise feature gates) and [`server`] (`/healthz`, `/readyz`, `/metrics`).
+//! [`features`] (OpenKruise feature gates), [`server`] (`/healthz`, `/readyz`, `/metrics`) and
+//! [`process`] (the API client and logging every binary sets up the same way), [`rbac`] and
+//! [`manifests`] (generated ClusterRoles and the `make crds` writers).
 
 pub mod cache;
 pub mod events;
 pub mod features;
 pub mod leader;
+pub mod manifests;
 pub mod metrics;
+pub mod process;
+pub mod rbac;
 pub mod restmetrics;
 pub mod runner;
 pub mod server;

@@ -507,20 +507,51 @@ impl SharedCache {
         self.len() == 0
     }
 
+    /// The shared informer of namespaced kind `K` restricted by `field_selector` (e.g. a node
+    /// agent's `spec.nodeName=<node>` for pods, as client-go's `WithTweakListOptions`), started
+    /// on first use and shared by every reader asking for the same selector. It gates `/readyz`
+    /// like [`informer`](Self::informer).
+    pub fn informer_with_fields<K>(&self, field_selector: &str) -> Informer<K>
+    where
+        K: Cached + Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        self.get_or_start_scoped(
+            true,
+            Some(format!("fields:{field_selector}")),
+            Some(field_selector.to_owned()),
+            |client, ns| match ns {
+                Some(ns) => Api::namespaced(client, ns),
+                None => Api::all(client),
+            },
+        )
+    }
+
     fn get_or_start<K: Cached>(
         &self,
         gate_readiness: bool,
         only_namespace: Option<String>,
         api: impl FnOnce(Client, Option<&str>) -> Api<K>,
     ) -> Informer<K> {
+        self.get_or_start_scoped(gate_readiness, only_namespace, None, api)
+    }
+
+    /// `scope` (a namespace, or `fields:<selector>`) tells informers of one kind apart: it is
+    /// part of the key and of the informer's name.
+    fn get_or_start_scoped<K: Cached>(
+        &self,
+        gate_readiness: bool,
+        scope: Option<String>,
+        field_selector: Option<String>,
+        api: impl FnOnce(Client, Option<&str>) -> Api<K>,
+    ) -> Informer<K> {
         let mut map = lock(&self.inner.informers);
-        let key = (TypeId::of::<K>(), only_namespace.clone());
+        let key = (TypeId::of::<K>(), scope.clone());
         if let Some(inf) = map.get(&key).and_then(|e| e.downcast_ref::<Informer<K>>()) {
             return inf.clone();
         }
-        let name = match &only_namespace {
+        let name = match &scope {
             None => K::plural(&()).into_owned(),
-            Some(ns) => format!("{}-{ns}", K::plural(&())),
+            Some(s) => format!("{}-{s}", K::plural(&())),
         };
         let writer: Writer<K> = Writer::default();
         let (tx, rx) = watch::channel(false);
@@ -541,8 +572,13 @@ impl SharedCache {
         if let Some(check) = &check {
             self.inner.readiness.add_pending(check);
         }
+        let mut config = watcher::Config::default().any_semantic();
+        if let Some(fields) = &field_selector {
+            config = config.fields(fields);
+        }
         let driver = drive(
             api,
+            config,
             informer.clone(),
             writer,
             tx,
@@ -575,6 +611,7 @@ pub async fn read_synced<K: Cached>(informer: &Informer<K>, wait: Duration) -> b
 /// Keeps one informer's store in step with the API server until the watch stream ends.
 async fn drive<K: Cached>(
     api: Api<K>,
+    config: watcher::Config,
     informer: Informer<K>,
     mut writer: Writer<K>,
     synced: watch::Sender<bool>,
@@ -582,9 +619,7 @@ async fn drive<K: Cached>(
     check: Option<String>,
 ) {
     let name = informer.name().to_owned();
-    let mut stream = watcher(api, watcher::Config::default().any_semantic())
-        .default_backoff()
-        .boxed();
+    let mut stream = watcher(api, config).default_backoff().boxed();
     let mut listed = 0usize;
     while let Some(event) = stream.next().await {
         let mut event = match event {
