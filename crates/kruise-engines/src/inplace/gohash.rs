@@ -100,9 +100,10 @@ pub fn is_container_reference_to_meta(c: &Container, path: &str, key: &str) -> b
 /// The hash kruise-daemon reports as `extractedEnvFromMetadataHash` once the container runs with
 /// the env values that the pod's current labels/annotations imply: the env vars taken from
 /// `metadata.labels[...]`/`metadata.annotations[...]`, resolved against the pod's metadata,
-/// sorted by name, JSON-encoded as `[{"name":..,"value":..}]` (`null` when there are none).
+/// sorted by name, JSON-encoded as `[{"name":..,"value":..}]` (`null` when there are none)
+/// (OpenKruise `envFromMetadataHasher.GetExpectHash`).
 pub fn expected_env_from_metadata_hash(c: &Container, pod: &Pod) -> u64 {
-    let mut envs: Vec<(&str, &str)> = field_ref_envs(c)
+    let envs = field_ref_envs(c)
         .filter_map(|(name, path, key)| {
             let map = match path {
                 "metadata.labels" => pod.metadata.labels.as_ref(),
@@ -116,6 +117,28 @@ pub fn expected_env_from_metadata_hash(c: &Container, pod: &Pod) -> u64 {
             Some((name, value))
         })
         .collect();
+    hash_envs(envs)
+}
+
+/// The `extractedEnvFromMetadataHash` of a running container (OpenKruise
+/// `envFromMetadataHasher.GetCurrentHash`, computed by kruise-daemon): the same encoding as
+/// [`expected_env_from_metadata_hash`], with each env var's value as the running process sees
+/// it — `running_env(name)`, e.g. from the output of `env` executed in the container; `None`
+/// (not set) counts as empty.
+pub fn current_env_from_metadata_hash<'a>(
+    c: &'a Container,
+    running_env: impl Fn(&str) -> Option<&'a str>,
+) -> u64 {
+    let envs = field_ref_envs(c)
+        .filter(|(_, path, _)| matches!(*path, "metadata.labels" | "metadata.annotations"))
+        .map(|(name, _, _)| (name, running_env(name).unwrap_or("")))
+        .collect();
+    hash_envs(envs)
+}
+
+/// Go's `hashEnvs`: the env vars sorted by name (stable), `json.Marshal`ed as `[]v1.EnvVar`
+/// (an empty value is omitted; none at all is `null`), hashed by [`hash_json_bytes`].
+fn hash_envs(mut envs: Vec<(&str, &str)>) -> u64 {
     envs.sort_by(|a, b| a.0.cmp(b.0));
     let mut json = String::new();
     if envs.is_empty() {
@@ -229,6 +252,46 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(expected_env_from_metadata_hash(&c, &pod), 3064329125);
+    }
+
+    #[test]
+    fn current_env_hash_equals_expected_when_the_process_sees_the_pod_metadata() {
+        let mut pod = Pod::default();
+        pod.metadata.labels = Some(BTreeMap::from([("la".to_string(), "x".to_string())]));
+        let c = Container {
+            name: "c".into(),
+            env: Some(vec![
+                field_env("B", "metadata.annotations['missing']"),
+                field_env("A", "metadata.labels['la']"),
+                field_env("SIDECARSET_VERSION", "metadata.labels['la']"),
+                field_env("N", "metadata.name"),
+            ]),
+            ..Default::default()
+        };
+        // The process sees A=x and no B, as the kubelet resolved them at start.
+        let running = |name: &str| match name {
+            "A" => Some("x"),
+            "SIDECARSET_VERSION" => Some("ignored"),
+            "N" => Some("pod-name"),
+            _ => None,
+        };
+        assert_eq!(current_env_from_metadata_hash(&c, running), 297544401);
+        assert_eq!(
+            current_env_from_metadata_hash(&c, running),
+            expected_env_from_metadata_hash(&c, &pod)
+        );
+        // After the label changed, the running process still has the old value.
+        pod.metadata.labels = Some(BTreeMap::from([("la".to_string(), "y".to_string())]));
+        assert_ne!(
+            current_env_from_metadata_hash(&c, running),
+            expected_env_from_metadata_hash(&c, &pod)
+        );
+        // A container without such envs hashes `null` either way.
+        let plain = Container {
+            name: "p".into(),
+            ..Default::default()
+        };
+        assert_eq!(current_env_from_metadata_hash(&plain, |_| None), 86995377);
     }
 
     #[test]

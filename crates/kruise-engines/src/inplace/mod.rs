@@ -57,7 +57,8 @@ use serde_json::{Value, json};
 use crate::podutil;
 
 pub use gohash::{
-    expected_env_from_metadata_hash, is_container_reference_to_meta, plain_container_hash,
+    current_env_from_metadata_hash, expected_env_from_metadata_hash,
+    is_container_reference_to_meta, plain_container_hash,
 };
 
 /// Readiness gate and pod condition type owned by the in-place update engine.
