@@ -1,5 +1,5 @@
 # kruise-rs developer entry points. Every target shows progress and fails with a reason.
-.PHONY: help demo test testbed-up testbed-down testbed-status testbed-build crds crds-check golden golden-check fmt lint
+.PHONY: protoc help demo test testbed-up testbed-down testbed-status testbed-build crds crds-check golden golden-check fmt lint
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -22,15 +22,20 @@ testbed-status: ## show testbed processes, memory and nodes
 testbed-build: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, kubelet, crictl, pause
 	hack/testbed/build.sh
 
-crds: ## regenerate config/crd/bases, config/webhook and config/rbac from the Rust code
+protoc: ## make sure protoc is installed (kruise-daemon's CRI client is generated at build time; installs Debian's protobuf-compiler as root)
+	hack/tools/ensure-protoc.sh
+
+crds: protoc ## regenerate config/crd/bases, config/webhook and config/rbac from the Rust code
 	cargo run -q -p kruise-api --bin kruise-crdgen -- config/crd/bases
 	cargo run -q -p kruise-manager --bin kruise-webhookgen -- config/webhook
 	cargo run -q -p kruise-manager --bin kruise-rbacgen -- config/rbac
+	cargo run -q -p kruise-daemon --bin kruise-daemon-rbacgen -- config/rbac
 
-crds-check: ## fail if config/crd/bases, config/webhook or config/rbac is stale
+crds-check: protoc ## fail if config/crd/bases, config/webhook or config/rbac is stale
 	cargo run -q -p kruise-api --bin kruise-crdgen -- --check
 	cargo run -q -p kruise-manager --bin kruise-webhookgen -- --check
 	cargo run -q -p kruise-manager --bin kruise-rbacgen -- --check
+	cargo run -q -p kruise-daemon --bin kruise-daemon-rbacgen -- --check
 
 golden: ## regenerate kruise-engines' Go-derived test vectors with Go (OpenKruise v1.9.0, k8s.io/api v0.32.10; see hack/golden/README.md)
 	cd hack/golden && GOTOOLCHAIN=local go run . -out ../..
@@ -46,5 +51,5 @@ golden-check: ## fail if those vectors differ from a fresh regeneration in a tem
 fmt: ## format the Rust code
 	cargo fmt --all
 
-lint: ## clippy with warnings as errors
+lint: protoc ## clippy with warnings as errors
 	cargo clippy --workspace --all-targets -- -D warnings

@@ -28,6 +28,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+step "protoc (kruise-daemon's CRI client is generated at build time)"
+hack/tools/ensure-protoc.sh
+
 step "cargo fmt --check"
 cargo fmt --all --check
 
@@ -35,6 +38,7 @@ step "generated manifests are up to date (config/crd/bases, config/webhook, conf
 cargo run -q -p kruise-api --bin kruise-crdgen -- --check
 cargo run -q -p kruise-manager --bin kruise-webhookgen -- --check
 cargo run -q -p kruise-manager --bin kruise-rbacgen -- --check
+cargo run -q -p kruise-daemon --bin kruise-daemon-rbacgen -- --check
 
 step "cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -q -- -D warnings
