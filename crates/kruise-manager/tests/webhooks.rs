@@ -414,6 +414,14 @@ async fn pods_to_delete_are_judged_from_the_shared_pod_cache() {
 
     // Many admissions, few GETs: the lookups are cache reads.
     let before = manager_gets(f.manager.metrics_port).await;
+    let validate = |suffix: &'static str| {
+        move |l: &str| {
+            l.starts_with(suffix)
+                && l.contains("webhook=\"/validate-apps-kruise-io-v1alpha1-cloneset\"")
+        }
+    };
+    let port = f.manager.metrics_port;
+    let cpu_before = metric_sum(port, validate("kruise_webhook_cpu_seconds_count")).await;
     const N: usize = 30;
     for i in 0..N {
         let d = admit(format!("load-{i}"), "stray").await;
@@ -423,6 +431,23 @@ async fn pods_to_delete_are_judged_from_the_shared_pod_cache() {
     assert!(
         gets < (N / 2) as f64,
         "{gets} GET requests for {N} admissions: the webhook reads pods live"
+    );
+    // Each admission's handler CPU time is recorded beside its latency, and is no more than it.
+    let cpu_count = metric_sum(port, validate("kruise_webhook_cpu_seconds_count")).await;
+    assert!(
+        cpu_count - cpu_before >= (N / 2) as f64,
+        "handler CPU time recorded for {} of {N} admissions",
+        cpu_count - cpu_before
+    );
+    let cpu_sum = metric_sum(port, validate("kruise_webhook_cpu_seconds_sum")).await;
+    let wall_sum = metric_sum(
+        port,
+        validate("controller_runtime_webhook_latency_seconds_sum"),
+    )
+    .await;
+    assert!(
+        cpu_sum > 0.0 && cpu_sum <= wall_sum,
+        "handler CPU {cpu_sum} s vs latency {wall_sum} s"
     );
 }
 

@@ -97,6 +97,7 @@ type Shared = Arc<HandlerContext>;
 pub struct WebhookMetrics {
     requests: Family<WebhookCodeLabels, Counter>,
     latency: Family<WebhookLabels, Histogram, fn() -> Histogram>,
+    cpu: Family<WebhookLabels, Histogram, fn() -> Histogram>,
     in_flight: Family<WebhookLabels, Gauge>,
 }
 
@@ -131,6 +132,7 @@ impl Default for WebhookMetrics {
         Self {
             requests: Family::default(),
             latency: Family::new_with_constructor(latency_histogram),
+            cpu: Family::new_with_constructor(latency_histogram),
             in_flight: Family::default(),
         }
     }
@@ -149,6 +151,12 @@ impl WebhookMetrics {
             "controller_runtime_webhook_latency_seconds",
             "Histogram of the latency of processing admission requests",
             m.latency.clone(),
+        );
+        metrics.register(
+            "kruise_webhook_cpu_seconds",
+            "Histogram of the CPU time the handler thread spent on an admission request (kruise-rs; \
+             with controller_runtime_webhook_latency_seconds it tells work from waiting for a CPU)",
+            m.cpu.clone(),
         );
         metrics.register(
             "controller_runtime_webhook_requests_in_flight",
@@ -231,6 +239,38 @@ fn convert(body: &[u8]) -> axum::Json<ConversionReview> {
     }
 }
 
+/// The CPU time of the current thread across an admission: the handler's own work, without
+/// the time it waited for a CPU. Only reported when the request stayed on one thread (the
+/// handler's awaits on a synced cache complete without yielding); after a move to another
+/// worker thread the two readings are of different clocks, and nothing is reported.
+struct HandlerCpu {
+    thread: std::thread::ThreadId,
+    /// The thread's CPU clock at the start (`ThreadTime` itself is not `Send`).
+    at: Option<std::time::Duration>,
+}
+
+impl HandlerCpu {
+    fn start() -> Self {
+        Self {
+            thread: std::thread::current().id(),
+            at: thread_cpu(),
+        }
+    }
+
+    fn seconds(&self) -> Option<f64> {
+        if std::thread::current().id() != self.thread {
+            return None;
+        }
+        Some(thread_cpu()?.checked_sub(self.at?)?.as_secs_f64())
+    }
+}
+
+fn thread_cpu() -> Option<std::time::Duration> {
+    cpu_time::ThreadTime::try_now()
+        .ok()
+        .map(|t| t.as_duration())
+}
+
 /// Paths served, as in OpenKruise v1.9.0's webhook manifests.
 pub mod paths {
     /// CloneSet defaults.
@@ -270,7 +310,11 @@ pub fn router(ctx: Shared, metrics: WebhookMetrics) -> Router {
                     };
                     metrics.in_flight.get_or_create(&labels).inc();
                     let started = std::time::Instant::now();
+                    let cpu = HandlerCpu::start();
                     let review = answer(&c, &body, entry).await;
+                    if let Some(seconds) = cpu.seconds() {
+                        metrics.cpu.get_or_create(&labels).observe(seconds);
+                    }
                     metrics.in_flight.get_or_create(&labels).dec();
                     // The HTTP status is always 200: the verdict travels in the review.
                     metrics.observe(entry.path, 200, started.elapsed().as_secs_f64());
