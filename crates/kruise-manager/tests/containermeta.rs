@@ -9,8 +9,8 @@
 //!   alone;
 //! - an in-place update to another tag of the same digest (the runtime keeps reporting the old
 //!   tag and the same imageID) completes through that report;
-//! - an in-place update of a label read by an env var restarts the container (the kubelet
-//!   cannot) so the process sees the new value, and completes;
+//! - an in-place update of a label or an annotation read by an env var restarts the container
+//!   (the kubelet cannot) so the process sees the new value, and completes;
 //! - a restarted daemon writes nothing;
 //! - the daemon needs nothing beyond its generated ClusterRole (`config/rbac/daemon_role.yaml`).
 //!
@@ -122,7 +122,9 @@ async fn kruise_daemon_reports_runtime_containers_and_completes_in_place_updates
         "terminationGracePeriodSeconds": 3,
         "containers": [{"name": "nginx", "image": "nginx:alpine",
             "env": [{"name": "LABEL_E",
-                     "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['e']"}}}]}],
+                     "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['e']"}}},
+                    {"name": "ANNOTATION_A",
+                     "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['a']"}}}]}],
     });
     on_real_node(&mut pod_spec, &node);
     let cs: CloneSet = serde_json::from_value(json!({
@@ -131,7 +133,8 @@ async fn kruise_daemon_reports_runtime_containers_and_completes_in_place_updates
             "replicas": 2,
             "selector": {"matchLabels": {"app": "cm"}},
             "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": "100%"},
-            "template": {"metadata": {"labels": {"app": "cm", "e": "one"}}, "spec": pod_spec},
+            "template": {"metadata": {"labels": {"app": "cm", "e": "one"}, "annotations": {"a": "x"}},
+                         "spec": pod_spec},
         },
     }))
     .unwrap();
@@ -260,30 +263,74 @@ async fn kruise_daemon_reports_runtime_containers_and_completes_in_place_updates
     )
     .await
     .unwrap();
-    for p in &after_env {
-        let name = p.metadata.name.clone().unwrap();
-        assert_eq!(p.metadata.uid.as_ref(), uids.get(&name));
+    let env_of = |name: &str| {
         let out = kubectl(
             &[
                 "-n",
                 ns.name(),
                 "exec",
-                &name,
+                name,
                 "-c",
                 "nginx",
                 "--",
                 "sh",
                 "-c",
-                "echo $LABEL_E",
+                "echo $LABEL_E $ANNOTATION_A",
             ],
             None,
         )
         .unwrap();
         assert!(out.success, "exec in {name}: {}", out.stderr);
+        out.stdout.trim().to_owned()
+    };
+    for p in &after_env {
+        let name = p.metadata.name.clone().unwrap();
+        assert_eq!(p.metadata.uid.as_ref(), uids.get(&name));
         assert_eq!(
-            out.stdout.trim(),
-            "two",
+            env_of(&name),
+            "two x",
             "{name}'s process sees the new label"
+        );
+    }
+
+    // 3. The same for an annotation (OpenKruise's ContainerMeta spec).
+    sets.patch(
+        "cm",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"template": {"metadata": {"annotations": {"a": "y"}}}}})),
+    )
+    .await
+    .unwrap();
+    wait_for_object(
+        &sets,
+        "cm",
+        "CloneSet cm updated to the new annotation",
+        TIMEOUT,
+        done(4),
+    )
+    .await
+    .expect("env-from-annotation in-place update completes");
+    let after_annotation = wait_for_list(
+        &pods,
+        &lp,
+        "pods restarted a third time with the new env hash reported",
+        TIMEOUT,
+        |ps| {
+            ps.len() == 2
+                && ps
+                    .iter()
+                    .all(|p| restart_count(p) == 3 && running_ready(p) && report_current(p))
+        },
+    )
+    .await
+    .unwrap();
+    for p in &after_annotation {
+        let name = p.metadata.name.clone().unwrap();
+        assert_eq!(p.metadata.uid.as_ref(), uids.get(&name));
+        assert_eq!(
+            env_of(&name),
+            "two y",
+            "{name}'s process sees the new annotation"
         );
     }
 
@@ -294,7 +341,7 @@ async fn kruise_daemon_reports_runtime_containers_and_completes_in_place_updates
         "no request forbidden by the generated role"
     );
 
-    // 3. A restarted daemon finds every report current and writes nothing (the CloneSet's
+    // 4. A restarted daemon finds every report current and writes nothing (the CloneSet's
     //    pods keep their resourceVersion; the kubelet may still write the plain pod).
     let before: Vec<Pod> = pods.list(&lp).await.unwrap().items;
     daemon.restart(TIMEOUT).await.expect("daemon ready again");
