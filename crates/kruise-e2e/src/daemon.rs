@@ -13,18 +13,19 @@ use std::time::Duration;
 use crate::manager::{free_port, http_get};
 use crate::{Error, Result, log_file, testbed_kubeconfig, testbed_state_dir, wait_for};
 
-/// The `kruise-daemon` binary built beside `manager_binary` (a test's
-/// `env!("CARGO_BIN_EXE_kruise-manager")`: `cargo test --workspace` builds both).
+/// The `kruise-manager` binary built beside `daemon_binary` (a kruise-daemon test's
+/// `env!("CARGO_BIN_EXE_kruise-daemon")`: `cargo test --workspace` builds both, since
+/// kruise-manager's own e2e tests need it).
 ///
 /// # Errors
 /// [`Error::Command`] telling how to build it when it is missing.
-pub fn daemon_binary_beside(manager_binary: &str) -> Result<PathBuf> {
-    let p = Path::new(manager_binary).with_file_name("kruise-daemon");
+pub fn manager_binary_beside(daemon_binary: &str) -> Result<PathBuf> {
+    let p = Path::new(daemon_binary).with_file_name("kruise-manager");
     if p.exists() {
         Ok(p)
     } else {
         Err(Error::Command(format!(
-            "{} not built: run `cargo build -p kruise-daemon` (or `cargo test --workspace`)",
+            "{} not built: run `cargo build -p kruise-manager` (or `cargo test --workspace`)",
             p.display()
         )))
     }

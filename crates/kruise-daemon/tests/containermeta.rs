@@ -23,7 +23,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::common::RuntimeContainerMetaSet;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::keys;
-use kruise_e2e::daemon::{TestDaemon, daemon_binary_beside};
+use kruise_e2e::daemon::{TestDaemon, manager_binary_beside};
 use kruise_e2e::manager::{ManagerSpec, TestManager};
 use kruise_e2e::rbac::bound_kubeconfig;
 use kruise_e2e::{
@@ -98,8 +98,9 @@ async fn kruise_daemon_reports_runtime_containers_and_completes_in_place_updates
     install_crds(&env).await.expect("CRDs");
     let node = real_node(&env).await.expect("a real node");
     let ns = env.namespace("containermeta").await.unwrap();
-    let manager_bin = env!("CARGO_BIN_EXE_kruise-manager");
-    let spec = ManagerSpec::new(manager_bin, ns.name());
+    let daemon_bin = env!("CARGO_BIN_EXE_kruise-daemon");
+    let manager_bin = manager_binary_beside(daemon_bin).expect("kruise-manager binary");
+    let spec = ManagerSpec::new(&manager_bin, ns.name());
     let _manager = TestManager::start(spec, TIMEOUT).await;
     // The daemon runs with the generated ClusterRole only (config/rbac/daemon_role.yaml).
     let bound = bound_kubeconfig(
@@ -110,7 +111,7 @@ async fn kruise_daemon_reports_runtime_containers_and_completes_in_place_updates
     )
     .expect("ServiceAccount bound to the generated daemon role");
     let mut daemon = TestDaemon::start_with_kubeconfig(
-        &daemon_binary_beside(manager_bin).expect("kruise-daemon binary"),
+        std::path::Path::new(daemon_bin),
         &node,
         &bound.path,
         TIMEOUT,
