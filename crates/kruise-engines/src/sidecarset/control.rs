@@ -225,8 +225,13 @@ mod upgrade_specs_memo {
     /// Values remembered at most (then forgotten all at once).
     const CAPACITY: usize = 1024;
 
-    fn memo() -> &'static Mutex<HashMap<Box<str>, Specs>> {
-        static MEMO: OnceLock<Mutex<HashMap<Box<str>, Specs>>> = OnceLock::new();
+    /// Keyed by the whole annotation value (kilobytes for a pod with several SidecarSets),
+    /// hashed with foldhash (seeded per process): SipHash over such keys cost more than the
+    /// decoding it saves.
+    type Memo = HashMap<Box<str>, Specs, foldhash::fast::RandomState>;
+
+    fn memo() -> &'static Mutex<Memo> {
+        static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
         MEMO.get_or_init(Mutex::default)
     }
 
