@@ -233,21 +233,7 @@ impl Cri {
             label_selector: HashMap::from([(POD_UID_LABEL.to_owned(), pod_uid.to_owned())]),
             ..ContainerFilter::default()
         };
-        let mut out: Vec<RuntimeContainer> = self
-            .client
-            .clone()
-            .list_containers(ListContainersRequest {
-                filter: Some(filter),
-            })
-            .await
-            .map_err(call("ListContainers"))?
-            .into_inner()
-            .containers
-            .into_iter()
-            .map(|c| {
-                RuntimeContainer::from_cri(c.id, c.state, c.created_at, &c.labels, &c.annotations)
-            })
-            .collect();
+        let mut out = self.list(filter).await?;
         out.sort_by_key(|c| std::cmp::Reverse(c.created_at));
         Ok(out)
     }
@@ -261,6 +247,11 @@ impl Cri {
             id: id.to_owned(),
             ..ContainerFilter::default()
         };
+        Ok(self.list(filter).await?.into_iter().next())
+    }
+
+    /// `ListContainers` with `filter`, decoded.
+    async fn list(&self, filter: ContainerFilter) -> Result<Vec<RuntimeContainer>, CriError> {
         Ok(self
             .client
             .clone()
@@ -272,10 +263,10 @@ impl Cri {
             .into_inner()
             .containers
             .into_iter()
-            .next()
             .map(|c| {
                 RuntimeContainer::from_cri(c.id, c.state, c.created_at, &c.labels, &c.annotations)
-            }))
+            })
+            .collect())
     }
 
     /// What the kubelet recorded on container `id` for stopping it (its labels and
