@@ -247,6 +247,29 @@ impl Drop for TestNamespace {
     }
 }
 
+/// Read-modify-write of `name` the way a client must do it while a controller writes the same
+/// object (status writes bump its resourceVersion): gets the latest object, applies `change`, and
+/// replaces it, retrying up to 20 times on `409 Conflict`. Any other error (e.g. a webhook denial)
+/// is returned as it came, so tests can assert on it.
+pub async fn replace_latest<K>(
+    api: &Api<K>,
+    name: &str,
+    mut change: impl FnMut(&mut K),
+) -> std::result::Result<K, kube::Error>
+where
+    K: Clone + DeserializeOwned + serde::Serialize + Debug,
+{
+    let mut attempt = 0;
+    loop {
+        let mut object = api.get(name).await?;
+        change(&mut object);
+        match api.replace(name, &PostParams::default(), &object).await {
+            Err(kube::Error::Api(e)) if e.code == 409 && attempt < 20 => attempt += 1,
+            other => return other,
+        }
+    }
+}
+
 /// Polls `probe` every 200 ms until it returns `Some`, or fails after `timeout` with a message
 /// naming `what`.
 pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<T>

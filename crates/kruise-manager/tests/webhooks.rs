@@ -1318,24 +1318,21 @@ async fn sidecarsets_get_go_hashes_and_conflicts_are_judged_from_the_cache() {
         .expect("no conflict on other pods");
 
     // On update the containers may change their image, not their name.
-    let mut renamed = api.get(&first).await.unwrap();
-    renamed.spec.containers.as_mut().unwrap()[0].container.name = "renamed".into();
-    let err = api
-        .replace(&first, &PostParams::default(), &renamed)
-        .await
-        .expect_err("renaming a container was accepted");
+    // (read-modify-write retried on conflict: the controller writes the SidecarSet's status)
+    let err = kruise_e2e::replace_latest(&api, &first, |s| {
+        s.spec.containers.as_mut().unwrap()[0].container.name = "renamed".into();
+    })
+    .await
+    .expect_err("renaming a container was accepted");
     assert!(
         err.to_string().contains("container renamed is not found"),
         "{err}"
     );
-    let mut upgraded = api.get(&first).await.unwrap();
-    upgraded.spec.containers.as_mut().unwrap()[0]
-        .container
-        .image = Some("busybox:1.37".into());
-    let updated = api
-        .replace(&first, &PostParams::default(), &upgraded)
-        .await
-        .expect("an image change is admitted");
+    let updated = kruise_e2e::replace_latest(&api, &first, |s| {
+        s.spec.containers.as_mut().unwrap()[0].container.image = Some("busybox:1.37".into());
+    })
+    .await
+    .expect("an image change is admitted");
     let after = updated.metadata.annotations.unwrap_or_default();
     assert_ne!(after.get("kruise.io/sidecarset-hash"), Some(&hash));
     assert_eq!(
