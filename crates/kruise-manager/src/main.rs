@@ -145,6 +145,14 @@ struct Args {
     #[arg(long, default_value = "needed", value_parser = ["needed", "all"])]
     pod_webhook_scope: String,
 
+    /// Niceness (0–19) of the threads that run controllers, informers and leader election;
+    /// admission is served on threads of its own at the process's niceness. A positive value
+    /// lets the kernel prefer an admission answer — the API server holds every pod create for
+    /// it — over a reconcile pass whenever both want a CPU; the controllers still get all the
+    /// CPU admission leaves. 0 runs both at the same priority (kruise-rs's own flag).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i32).range(0..=19))]
+    controller_nice: i32,
+
     /// Apply the webhooks only to this namespace (for tests sharing a cluster).
     #[arg(long, hide = true)]
     webhook_only_namespace: Option<String>,
@@ -715,11 +723,55 @@ fn admission_runtime() -> anyhow::Result<tokio::runtime::Handle> {
     Ok(RUNTIME.get_or_init(|| rt).handle().clone())
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// Lowers the calling thread's scheduling priority to niceness `nice` (Linux: niceness is per
+/// thread, `setpriority(PRIO_PROCESS, tid)`). Raising niceness needs no privilege; a failure
+/// (e.g. a seccomp profile refusing the call) is logged once per thread and otherwise ignored:
+/// the thread keeps the process's priority, which is only slower under contention.
+fn lower_thread_priority(nice: i32) {
+    if nice == 0 {
+        return;
+    }
+    // SAFETY: gettid and setpriority take plain integers and touch no memory of ours.
+    let rc = unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice)
+    };
+    if rc != 0 {
+        tracing::debug!(
+            error = %std::io::Error::last_os_error(),
+            nice,
+            "could not lower a controller thread's priority"
+        );
+    }
+}
+
+/// The main runtime: tokio's default multi-thread runtime (a worker per CPU) whose threads —
+/// and the thread driving `run` — run at niceness `nice` (see `--controller-nice`).
+fn main_runtime(nice: i32) -> std::io::Result<tokio::runtime::Runtime> {
+    lower_thread_priority(nice);
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_start(move || lower_thread_priority(nice))
+        .build()
+}
+
+fn main() -> ExitCode {
     let args = Args::parse();
     init_logging(args.log_format, args.verbosity);
-    match run(args).await {
+    // The admission runtime first: threads inherit their creator's niceness, and only a
+    // privileged process could take the main runtime's back.
+    if let Err(err) = admission_runtime() {
+        tracing::error!(error = format!("{err:#}"), "kruise-manager failed");
+        return ExitCode::FAILURE;
+    }
+    let rt = match main_runtime(args.controller_nice) {
+        Ok(rt) => rt,
+        Err(err) => {
+            tracing::error!(error = %err, "kruise-manager failed: starting the runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(args)) {
         Ok(code) => code,
         Err(err) => {
             tracing::error!(error = format!("{err:#}"), "kruise-manager failed");
