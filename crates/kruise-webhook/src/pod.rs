@@ -11,7 +11,7 @@ use kruise_engines::revision::go_json::{self, GoType};
 use kube::core::admission::Operation;
 
 use crate::support::{
-    CODE_BAD_REQUEST, CODE_INTERNAL, allow, change_patch, decode_workload_object, errored,
+    CODE_BAD_REQUEST, CODE_INTERNAL, allow, change_patch, decode_workload_value, errored,
     patch_response,
 };
 use crate::{HandlerContext, Request, Response};
@@ -27,14 +27,24 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     {
         return allow(req);
     }
-    let mut pod: Pod = match decode_workload_object(req) {
+    // The request's object as JSON, once: decoded into the pod, and what the patch must apply to.
+    let raw = match req.object.as_ref().map(serde_json::to_value) {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return errored(req, CODE_BAD_REQUEST, e.to_string()),
+        None => return errored(req, CODE_BAD_REQUEST, "there is no content to decode"),
+    };
+    let mut pod: Pod = match decode_workload_value(raw.clone()) {
         Ok(p) => p,
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
     if pod.metadata.namespace.as_deref().unwrap_or("").is_empty() {
         pod.metadata.namespace = req.namespace.clone();
     }
-    let original = pod.clone();
+    // The pod as Go writes it before any change (the patch's left side).
+    let original = match go_typed(&pod) {
+        Ok(v) => v,
+        Err(e) => return errored(req, CODE_INTERNAL, e),
+    };
     let mut changed = mutation::inject_readiness_gate(&ctx.gates, &mut pod);
     if req.resource.resource == "pods" {
         let view = match &ctx.lookup {
@@ -72,21 +82,18 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
     if !changed {
         return allow(req);
     }
-    patch_response(req, go_typed_patch(req, &original, &pod))
+    let patch = go_typed(&pod).map(|after| change_patch(Some(raw), &original, &after));
+    patch_response(req, patch)
 }
 
-/// The patch from `original` to `pod` as OpenKruise's handler computes it: both written as Go's
-/// `encoding/json` writes a typed `corev1.Pod` (`PatchResponseFromRaw(json.Marshal(original),
-/// json.Marshal(pod))`), so what the Rust types leave out where Go always writes a field (a
-/// container restored from a SidecarSet revision without `resources` gets `resources: {}`) is
-/// in the patch as Go writes it.
-fn go_typed_patch(req: &Request, original: &Pod, pod: &Pod) -> Result<json_patch::Patch, String> {
-    let typed = |p: &Pod| -> Result<serde_json::Value, String> {
-        let mut v = serde_json::to_value(p).map_err(|e| e.to_string())?;
-        go_json::normalize(&mut v, GoType::Pod);
-        Ok(v)
-    };
-    change_patch(req, &typed(original)?, &typed(pod)?)
+/// The pod as OpenKruise's handler writes it for its patch: Go's `encoding/json` of a typed
+/// `corev1.Pod` (`PatchResponseFromRaw(json.Marshal(original), json.Marshal(pod))`), so what the
+/// Rust types leave out where Go always writes a field (a container restored from a SidecarSet
+/// revision without `resources` gets `resources: {}`) is in the patch as Go writes it.
+fn go_typed(p: &Pod) -> Result<serde_json::Value, String> {
+    let mut v = serde_json::to_value(p).map_err(|e| e.to_string())?;
+    go_json::normalize(&mut v, GoType::Pod);
+    Ok(v)
 }
 
 /// What the SidecarSet step reads, from the shared cache: every SidecarSet, the labels of the

@@ -34,8 +34,14 @@ pub fn decode_value<T: DeserializeOwned>(v: serde_json::Value) -> Result<T, Stri
     })
 }
 
-/// Decodes a JSON document (bytes) into `T`, with the errors of [`decode_value`].
+/// Decodes a JSON document (bytes) into `T`, with the errors of [`decode_value`]. Decoded
+/// straight from the bytes; only a document that does not decode so (invalid, or e.g. with a
+/// repeated key, which Go's decoder and a [`Value`] take as the last one) goes through a
+/// [`Value`] first, for the field-naming error or the lenient result.
 pub fn decode_slice<T: DeserializeOwned>(body: &[u8]) -> Result<T, String> {
+    if let Ok(t) = serde_json::from_slice(body) {
+        return Ok(t);
+    }
     let v: Value = serde_json::from_slice(body).map_err(|e| format!("invalid JSON: {e}"))?;
     decode_value(v)
 }
@@ -145,7 +151,11 @@ impl GoShaped for kruise_api::apps::v1beta1::SidecarSet {
 /// the Go type refuses ([`go_json::check_decodable`], e.g. a struct given as an array, a
 /// malformed quantity), then decoded like [`decode`]. The error names the field.
 pub fn decode_workload<T: GoShaped>(obj: &DynamicObject) -> Result<T, String> {
-    let mut v = serde_json::to_value(obj).map_err(|e| e.to_string())?;
+    decode_workload_value(serde_json::to_value(obj).map_err(|e| e.to_string())?)
+}
+
+/// [`decode_workload`] of an object already written as JSON (`v`, consumed).
+pub fn decode_workload_value<T: GoShaped>(mut v: Value) -> Result<T, String> {
     if let Err(m) = go_json::check_decodable(&v, T::GO_TYPE) {
         let shown = if m.path.is_empty() {
             "<object>"
@@ -202,26 +212,22 @@ pub fn defaults_patch<T: Serialize>(before: &T, after: &T) -> Result<json_patch:
 }
 
 /// The patch of a handler that changed a typed object (OpenKruise's pod webhook:
-/// `PatchResponseFromRaw(marshal(original), marshal(modified))`): [`defaults_patch`] of the two
-/// typed forms, which touches only what the handler changed. The API server applies it to the
-/// request's raw object, though, which may lack what the typed form always has (a pod without
-/// `spec`): when the patch would not apply there, the patch from the raw object to `after`
-/// instead, so the answer never carries a patch the API server cannot apply.
-pub fn change_patch<T: Serialize>(
-    req: &Request,
-    before: &T,
-    after: &T,
-) -> Result<json_patch::Patch, String> {
-    let patch = defaults_patch(before, after)?;
-    let raw = match req.object.as_ref() {
-        Some(o) => serde_json::to_value(o).map_err(|e| e.to_string())?,
-        None => return Ok(patch),
+/// `PatchResponseFromRaw(marshal(original), marshal(modified))`): the diff of the two typed
+/// forms `before` and `after` (already serialised), which touches only what the handler
+/// changed. The API server applies it to the request's raw object `raw`, though, which may lack
+/// what the typed form always has (a pod without `spec`): when the patch would not apply there,
+/// the patch from `raw` to `after` instead, so the answer never carries a patch the API server
+/// cannot apply. `raw` is consumed by the check (applied in place; a failed patch leaves it as
+/// it was).
+pub fn change_patch(raw: Option<Value>, before: &Value, after: &Value) -> json_patch::Patch {
+    let patch = json_patch::diff(before, after);
+    let Some(mut raw) = raw else {
+        return patch;
     };
-    if json_patch::patch(&mut raw.clone(), &patch).is_ok() {
-        return Ok(patch);
+    if json_patch::patch(&mut raw, &patch).is_ok() {
+        return patch;
     }
-    let a = serde_json::to_value(after).map_err(|e| e.to_string())?;
-    Ok(json_patch::diff(&raw, &a))
+    json_patch::diff(&raw, after)
 }
 
 /// The JSON patch from the request's object as sent to `after` serialised: as OpenKruise's

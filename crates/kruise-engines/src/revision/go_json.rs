@@ -371,30 +371,38 @@ fn write_value(value: &Value, out: &mut Vec<u8>) {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 fn write_string(s: &str, out: &mut Vec<u8>) {
+    out.reserve(s.len() + 2);
     out.push(b'"');
-    for c in s.chars() {
-        match c {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\u{8}' => out.extend_from_slice(b"\\b"),
-            '\u{c}' => out.extend_from_slice(b"\\f"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            '\t' => out.extend_from_slice(b"\\t"),
+    // Runs of characters written as they are are copied at once.
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    for (i, c) in s.char_indices() {
+        let escaped: &[u8] = match c {
+            '"' => b"\\\"",
+            '\\' => b"\\\\",
+            '\u{8}' => b"\\b",
+            '\u{c}' => b"\\f",
+            '\n' => b"\\n",
+            '\r' => b"\\r",
+            '\t' => b"\\t",
+            '\u{2028}' => b"\\u2028",
+            '\u{2029}' => b"\\u2029",
             c if (c as u32) < 0x20 || c == '<' || c == '>' || c == '&' => {
+                out.extend_from_slice(&bytes[run..i]);
+                run = i + 1;
                 let b = c as u32 as u8;
                 out.extend_from_slice(b"\\u00");
                 out.push(HEX[(b >> 4) as usize]);
                 out.push(HEX[(b & 0xf) as usize]);
+                continue;
             }
-            '\u{2028}' => out.extend_from_slice(b"\\u2028"),
-            '\u{2029}' => out.extend_from_slice(b"\\u2029"),
-            c => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
-        }
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        out.extend_from_slice(escaped);
+        run = i + c.len_utf8();
     }
+    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
 }
 

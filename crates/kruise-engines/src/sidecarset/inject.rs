@@ -56,7 +56,8 @@ pub enum InjectError {
 /// The Go runtime's message for a write into a nil map.
 const NIL_MAP: &str = "assignment to entry in nil map";
 
-/// Injects the SidecarSets `matched` (in this order) into a pod being created (OpenKruise
+/// Injects the SidecarSets `matched` (in this order; owned, borrowed or shared — anything that
+/// borrows as a [`SidecarSet`], so a caller need not copy cached ones) into a pod being created (OpenKruise
 /// `sidecarsetMutatingPod` from the metadata patch on). Returns whether the pod is unchanged
 /// (`skip`), as OpenKruise's handler does.
 ///
@@ -75,11 +76,13 @@ const NIL_MAP: &str = "assignment to entry in nil map";
 /// [`InjectError`]: unreadable hash annotations, a metadata merge patch that is not JSON, a
 /// resources policy that cannot be evaluated, a `null` hash or hot-upgrade annotation on a pod
 /// that gets sidecars (Go panics).
-pub fn inject(
+pub fn inject<S: std::borrow::Borrow<SidecarSet>>(
     pod: &mut Pod,
-    matched: &[SidecarSet],
+    matched: &[S],
     opts: InjectOptions,
 ) -> Result<bool, InjectError> {
+    let matched: Vec<&SidecarSet> = matched.iter().map(|s| s.borrow()).collect();
+    let matched = matched.as_slice();
     let mut skip = true;
     pod.metadata
         .annotations
@@ -164,7 +167,7 @@ fn annotation_error(pod: &Pod, source: control::AnnotationError) -> InjectError 
 /// OpenKruise `buildSidecars` for a pod being created.
 fn build_sidecars(
     pod: &Pod,
-    matched: &[SidecarSet],
+    matched: &[&SidecarSet],
     opts: InjectOptions,
 ) -> Result<Built, InjectError> {
     let anns = pod.metadata.annotations.clone().unwrap_or_default();
@@ -182,7 +185,7 @@ fn build_sidecars(
     let mut hot_info = control::hot_upgrade_info_or_nil(pod);
     let mut set_names = control::injected_list(pod);
     let ts = go_time(opts.now);
-    let kruise_names = resources::sidecar_container_names(matched);
+    let kruise_names = resources::sidecar_container_names(matched.iter().copied());
 
     let mut out = Built {
         containers: Vec::new(),

@@ -5,6 +5,7 @@
 //! What the step reads (SidecarSets, the pod's namespace, SidecarSet revisions) comes in a
 //! [`SidecarSetView`] the handler fills from the shared cache, so this module is pure.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -162,17 +163,18 @@ pub fn matching_sidecarsets(
 /// always while the update is paused or with policy `Always`; with `Partial`, for pods outside
 /// `updateStrategy.selector`, and otherwise with the probability the `partition` percentage
 /// gives (`draw` gives a uniform number in [0, 1), called once when the partition is a
-/// percentage, as Go's `rand.Float64()`).
+/// percentage, as Go's `rand.Float64()`). Borrowed when it is the SidecarSet itself (no copy of
+/// the cached object per admission).
 ///
 /// # Errors
 /// The pinned revision does not exist (Go's NotFound texts), or cannot be restored; under the
 /// Partial policy, an invalid `updateStrategy.selector` or a partition that is not a number.
-pub fn suitable_revision(
-    s: &SidecarSet,
+pub fn suitable_revision<'a>(
+    s: &'a SidecarSet,
     pod: &Pod,
     revisions: &[Arc<ControllerRevision>],
     draw: &mut dyn FnMut() -> f64,
-) -> Result<SidecarSet, String> {
+) -> Result<Cow<'a, SidecarSet>, String> {
     let Some(pin) = s
         .spec
         .injection_strategy
@@ -180,7 +182,7 @@ pub fn suitable_revision(
         .and_then(|i| i.revision.as_ref())
         .filter(|p| p.revision_name.is_some() || p.custom_version.is_some())
     else {
-        return Ok(s.clone());
+        return Ok(Cow::Borrowed(s));
     };
     let mut mine: Vec<&ControllerRevision> = revisions
         .iter()
@@ -202,8 +204,8 @@ pub fn suitable_revision(
         pin.custom_version.as_deref(),
     )?;
     let history = match found {
-        Some(r) => revision::restore(s, r, hash::hashes_v1beta1)?,
-        None => s.clone(),
+        Some(r) => Cow::Owned(revision::restore(s, r, hash::hashes_v1beta1)?),
+        None => Cow::Borrowed(s),
     };
     let strategy = s.spec.update_strategy.clone().unwrap_or_default();
     if strategy.paused == Some(true) {
@@ -218,19 +220,19 @@ pub fn suitable_revision(
                 return Ok(history);
             }
         }
-        return select_randomly(history, s.clone(), strategy.partition.as_ref(), draw);
+        return select_randomly(history, Cow::Borrowed(s), strategy.partition.as_ref(), draw);
     }
     Ok(history)
 }
 
 /// OpenKruise `selectRevisionRandomly`: the old revision with the probability of the
 /// `partition` percentage; an integer or no partition always picks the new one.
-fn select_randomly(
-    old: SidecarSet,
-    new: SidecarSet,
+fn select_randomly<'a>(
+    old: Cow<'a, SidecarSet>,
+    new: Cow<'a, SidecarSet>,
     partition: Option<&IntOrString>,
     draw: &mut dyn FnMut() -> f64,
-) -> Result<SidecarSet, String> {
+) -> Result<Cow<'a, SidecarSet>, String> {
     let Some(IntOrString::String(p)) = partition else {
         return Ok(new);
     };
@@ -275,12 +277,13 @@ pub fn mutate(
     if !kruise_engines::podutil::is_active(pod) {
         return Ok(true);
     }
+    let candidates = candidates(pod, view);
     let mut resolved = Vec::new();
-    for s in candidates(pod, view) {
-        if injection_paused(&s) || !pod_matches(pod, &s, view.namespace_labels.as_ref())? {
+    for s in &candidates {
+        if injection_paused(s) || !pod_matches(pod, s, view.namespace_labels.as_ref())? {
             continue;
         }
-        resolved.push(suitable_revision(&s, pod, &view.revisions, draw)?);
+        resolved.push(suitable_revision(s, pod, &view.revisions, draw)?);
     }
     if resolved.is_empty() {
         return Ok(true);

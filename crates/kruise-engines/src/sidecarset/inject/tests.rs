@@ -891,7 +891,7 @@ fn go_build_sidecar_volumes_with_different_volume_scenarios() {
         ),
     ];
     for (name, s, expected) in cases {
-        let built = build_sidecars(&pod(pod1()), &[set(s)], opts()).unwrap();
+        let built = build_sidecars(&pod(pod1()), &[&set(s)], opts()).unwrap();
         assert_eq!(to_json(&built.volumes), expected, "{name}");
     }
 }

@@ -688,7 +688,7 @@ fn partition_percentages_parse_as_gos_parse_float() {
             std::slice::from_ref(&rev),
             &mut || 0.5,
         )
-        .map(|s| s.status.and_then(|st| st.latest_revision))
+        .map(|s| s.into_owned().status.and_then(|st| st.latest_revision))
     };
     // 60% > 0.5: the pinned revision; 40%: the latest.
     assert_eq!(resolve("60%"), Ok(Some("r".to_string())));
