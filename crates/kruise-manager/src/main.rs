@@ -803,6 +803,54 @@ mod tests {
         }
     }
 
+    /// Niceness of the calling thread, from `/proc/thread-self/stat` (field 19).
+    fn thread_nice() -> i32 {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+        // The command name may hold spaces; the fields after its closing parenthesis do not.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        rest.split(' ').nth(16).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn main_runtime_threads_run_below_the_admission_threads() {
+        // In threads of their own: niceness is per thread and cannot be lowered back.
+        std::thread::spawn(|| {
+            let before = thread_nice();
+            let admission = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            let rt = main_runtime(5).unwrap();
+            assert_eq!(
+                thread_nice(),
+                (before + 5).min(19),
+                "the thread driving run()"
+            );
+            let worker =
+                rt.block_on(async { tokio::spawn(async { thread_nice() }).await.unwrap() });
+            assert_eq!(worker, (before + 5).min(19), "a main runtime worker");
+            let served =
+                admission.block_on(async { tokio::spawn(async { thread_nice() }).await.unwrap() });
+            assert_eq!(served, before, "an admission worker built before");
+        })
+        .join()
+        .unwrap();
+        std::thread::spawn(|| {
+            let before = thread_nice();
+            let rt = main_runtime(0).unwrap();
+            let worker =
+                rt.block_on(async { tokio::spawn(async { thread_nice() }).await.unwrap() });
+            assert_eq!(
+                (thread_nice(), worker),
+                (before, before),
+                "--controller-nice 0"
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
     #[test]
     fn flag_defaults() {
         let a = Args::try_parse_from(["kruise-manager"]).unwrap();
@@ -811,6 +859,7 @@ mod tests {
         assert_eq!(a.leader_election_id, "kruise-manager");
         assert_eq!(a.metrics_addr, ":8080");
         assert_eq!(a.health_probe_addr, ":8000");
+        assert_eq!(a.controller_nice, 5);
         assert_eq!(a.log_format, LogFormat::Text);
         assert_eq!(a.verbosity, 0);
         assert_eq!(a.cloneset_workers, 3);
