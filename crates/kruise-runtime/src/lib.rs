@@ -24,6 +24,7 @@ pub mod server;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod throttle;
+pub mod triggers;
 
 pub use runner::Context;
 

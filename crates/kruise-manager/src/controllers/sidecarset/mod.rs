@@ -37,6 +37,7 @@ use kruise_engines::expectations::{ResourceVersionExpectations, UpdateExpectatio
 use kruise_engines::sidecarset::control;
 use kruise_runtime::cache::{CacheEvent, Informer};
 use kruise_runtime::runner::{self as runtime, Context};
+use kruise_runtime::triggers::{Coalescer, unless_only_status_changed};
 
 /// Name of the controller in `--controllers`, metrics and logs.
 pub const CONTROLLER_NAME: &str = "sidecarset";
@@ -125,8 +126,7 @@ pub fn setup(
         state.namespaces.synced(),
         state.revisions.synced(),
     ];
-    let (trigger_tx, trigger_rx) = futures::channel::mpsc::unbounded();
-    let triggers = Throttle::new(trigger_tx, POD_TRIGGER_WINDOW);
+    let (triggers, trigger_rx) = Coalescer::<SidecarSet>::new(POD_TRIGGER_WINDOW);
     let pods_state = state.clone();
     // OpenKruise's pod event handler: a pod maps to the SidecarSets named in its
     // `kruise.io/sidecarset-injected-list` that exist and whose containers it holds.
@@ -145,7 +145,7 @@ pub fn setup(
                         ) == Some(true)
                     })
                 {
-                    triggers.trigger(name);
+                    triggers.trigger(ObjectRef::new(name));
                 }
             }
         }
@@ -163,7 +163,7 @@ pub fn setup(
             match &event {
                 CacheEvent::Apply(o) => {
                     pods_state.resource_versions.observe_object(&o.metadata);
-                    triggers.trigger(&name);
+                    triggers.trigger(ObjectRef::new(&name));
                 }
                 CacheEvent::Delete(o) => {
                     pods_state.updates.delete_object(&name, &o.metadata);
@@ -181,7 +181,12 @@ pub fn setup(
         }
     });
     let controller = runtime::Triggers::new(
-        spec_changes(sidecarsets.applied_objects()),
+        // A status write — this controller's own after each pass that changed a count —
+        // triggers no further pass: what the pass computes does not depend on the status it
+        // wrote (pod events trigger passes). OpenKruise's watch has the predicate `UpdateFunc:
+        // generation changed`; the metadata a pass reads (hash annotations, the repair opt-in)
+        // also triggers one.
+        unless_only_status_changed(sidecarsets.applied_objects()),
         sidecarsets.store().clone(),
     )
     .reconcile_on(trigger_rx);
@@ -203,121 +208,10 @@ pub fn setup(
     }
 }
 
-/// How often pod events trigger a pass of one SidecarSet at most (see [`Throttle`]).
+/// How often pod events trigger a pass of one SidecarSet at most ([`Coalescer`]): a pass reads
+/// every pod the SidecarSet selects from the cache, and during a burst of pod creates every
+/// create changes `matchedPods` of each SidecarSet the pod has.
 const POD_TRIGGER_WINDOW: std::time::Duration = std::time::Duration::from_millis(200);
-
-/// Pod events → SidecarSet passes, at most one pass per SidecarSet per `window`: the first
-/// event after a quiet `window` triggers at once; events within `window` of the last trigger
-/// are merged into one trigger at the end of that window. A pass reads every pod the SidecarSet
-/// selects from the cache, so one pass covers every event merged into it; during a burst of
-/// pod creates (every create changes `matchedPods` of each SidecarSet the pod has) this bounds
-/// the passes — and the CPU they take from admission — without delaying an isolated event.
-#[derive(Clone)]
-struct Throttle {
-    tx: futures::channel::mpsc::UnboundedSender<ObjectRef<SidecarSet>>,
-    window: std::time::Duration,
-    /// Per SidecarSet: when its window ends and whether a trigger is due then.
-    slots: Arc<std::sync::Mutex<std::collections::HashMap<String, (tokio::time::Instant, bool)>>>,
-}
-
-impl Throttle {
-    fn new(
-        tx: futures::channel::mpsc::UnboundedSender<ObjectRef<SidecarSet>>,
-        window: std::time::Duration,
-    ) -> Self {
-        Self {
-            tx,
-            window,
-            slots: Arc::default(),
-        }
-    }
-
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (tokio::time::Instant, bool)>>
-    {
-        self.slots
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Asks for a pass of SidecarSet `name`.
-    fn trigger(&self, name: &str) {
-        let now = tokio::time::Instant::now();
-        let mut slots = self.lock();
-        match slots.get_mut(name) {
-            Some((_, true)) => {}
-            Some((until, due)) if now < *until => {
-                *due = true;
-                let until = *until;
-                let this = self.clone();
-                let name = name.to_owned();
-                tokio::spawn(async move {
-                    tokio::time::sleep_until(until).await;
-                    let mut slots = this.lock();
-                    slots.insert(
-                        name.clone(),
-                        (tokio::time::Instant::now() + this.window, false),
-                    );
-                    let _ = this.tx.unbounded_send(ObjectRef::new(&name));
-                });
-            }
-            _ => {
-                slots.insert(name.to_owned(), (now + self.window, false));
-                let _ = self.tx.unbounded_send(ObjectRef::new(name));
-            }
-        }
-    }
-}
-
-/// What a pass reads from a SidecarSet besides its status: a change of anything else
-/// triggers a pass.
-#[derive(PartialEq)]
-struct Watched {
-    uid: Option<String>,
-    generation: Option<i64>,
-    labels: Option<std::collections::BTreeMap<String, String>>,
-    annotations: Option<std::collections::BTreeMap<String, String>>,
-    deleting: bool,
-    finalizers: Option<Vec<String>>,
-}
-
-impl Watched {
-    fn of(s: &SidecarSet) -> Self {
-        let m = &s.metadata;
-        Self {
-            uid: m.uid.clone(),
-            generation: m.generation,
-            labels: m.labels.clone(),
-            annotations: m.annotations.clone(),
-            deleting: m.deletion_timestamp.is_some(),
-            finalizers: m.finalizers.clone(),
-        }
-    }
-}
-
-/// The SidecarSets to reconcile from the informer's applied objects: every SidecarSet when it
-/// is first seen, then only when more than its status changed. OpenKruise's watch has the
-/// predicate `UpdateFunc: generation changed`; kruise-rs also passes metadata changes (a
-/// pass reads the hash annotations and the repair opt-in annotation). A status write — this
-/// controller's own after each pass that changed a count — triggers no further pass: what
-/// the pass computes does not depend on the status it wrote (pod events trigger passes).
-fn spec_changes(
-    objects: impl futures::Stream<Item = Arc<SidecarSet>> + Send + 'static,
-) -> impl futures::Stream<Item = Arc<SidecarSet>> + Send + 'static {
-    let seen = std::sync::Mutex::new(std::collections::HashMap::<String, Watched>::new());
-    objects.filter(move |s| {
-        let now = Watched::of(s);
-        let mut seen = seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let changed = seen.get(&s.name_any()) != Some(&now);
-        if changed {
-            seen.insert(s.name_any(), now);
-        }
-        std::future::ready(changed)
-    })
-}
 
 /// One pass over one SidecarSet (see the module documentation).
 pub async fn reconcile(
@@ -330,89 +224,4 @@ pub async fn reconcile(
     }
     let key = s.name_any();
     crate::workload::bounded_pass(&key, sync::sync(&s, &ctx, &state), Error::Other).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn sidecarset(uid: &str, generation: i64, annotation: &str, matched: i32) -> Arc<SidecarSet> {
-        let mut s: SidecarSet = serde_json::from_value(serde_json::json!({
-            "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
-            "metadata": {"name": "s", "uid": uid, "generation": generation,
-                         "annotations": {"a": annotation}},
-            "spec": {},
-        }))
-        .unwrap();
-        s.status = Some(kruise_api::apps::v1beta1::SidecarSetStatus {
-            matched_pods: matched,
-            ..Default::default()
-        });
-        Arc::new(s)
-    }
-
-    #[tokio::test]
-    async fn status_writes_trigger_no_pass() {
-        let objects = vec![
-            sidecarset("u1", 1, "x", 0),
-            // Status only: no pass.
-            sidecarset("u1", 1, "x", 5),
-            sidecarset("u1", 1, "x", 6),
-            // New generation, annotation change, re-created under the same name: passes.
-            sidecarset("u1", 2, "x", 6),
-            sidecarset("u1", 2, "y", 6),
-            sidecarset("u2", 2, "y", 6),
-        ];
-        let passed: Vec<(String, i64, String, i32)> = spec_changes(futures::stream::iter(objects))
-            .map(|s| {
-                (
-                    s.metadata.uid.clone().unwrap(),
-                    s.metadata.generation.unwrap(),
-                    s.annotations()["a"].clone(),
-                    s.status.as_ref().unwrap().matched_pods,
-                )
-            })
-            .collect()
-            .await;
-        let want = [
-            ("u1", 1, "x", 0),
-            ("u1", 2, "x", 6),
-            ("u1", 2, "y", 6),
-            ("u2", 2, "y", 6),
-        ];
-        let want: Vec<(String, i64, String, i32)> = want
-            .iter()
-            .map(|(u, g, a, m)| ((*u).to_owned(), *g, (*a).to_owned(), *m))
-            .collect();
-        assert_eq!(passed, want);
-    }
-
-    #[tokio::test]
-    async fn pod_triggers_are_merged_within_the_window() {
-        let window = Duration::from_millis(300);
-        let (tx, mut rx) = futures::channel::mpsc::unbounded();
-        let t = Throttle::new(tx, window);
-        // The first event triggers at once.
-        t.trigger("a");
-        assert_eq!(rx.try_recv().unwrap().name, "a");
-        // A burst within the window: one trigger, at its end.
-        for _ in 0..10 {
-            t.trigger("a");
-        }
-        // Another SidecarSet is not held back by the first one's window.
-        t.trigger("b");
-        assert_eq!(rx.try_recv().unwrap().name, "b");
-        assert!(
-            rx.try_recv().is_err(),
-            "nothing more before the window ends"
-        );
-        let merged = tokio::time::timeout(2 * window, rx.next()).await.unwrap();
-        assert_eq!(merged.unwrap().name, "a");
-        assert!(rx.try_recv().is_err(), "the burst gave one trigger");
-        // Quiet for a window: the next event triggers at once again.
-        tokio::time::sleep(window + Duration::from_millis(50)).await;
-        t.trigger("a");
-        assert_eq!(rx.try_recv().unwrap().name, "a");
-    }
 }
