@@ -1605,6 +1605,9 @@ async fn scale_run(
     );
     manager.stop().await;
     drop(manager);
+    // The manager served the webhooks (failure policy Fail): without it the generation bumps
+    // below would be refused, as users' writes would be.
+    admission::delete_webhook_configurations(env).await?;
 
     // d. Baseline: a bare client lists everything once (median of 3).
     let mut runs = Vec::new();
@@ -1716,6 +1719,8 @@ async fn scale_run(
         drop(manager);
         if is_openkruise(binary) {
             openkruise_cleanup(binary)?;
+        } else {
+            admission::delete_webhook_configurations(env).await?;
         }
         rows.push(row?);
     }
