@@ -205,6 +205,8 @@ pub fn errored(req: &Request, code: u16, message: impl Into<String>) -> Response
 
 /// The JSON patch that turns `before` into `after`: both are the typed object serialised, so
 /// the patch only touches what defaulting changed and leaves fields unknown to the type alone.
+/// (Tests of the defaulting handlers; the handlers answer with [`patch_from_raw`].)
+#[cfg(test)]
 pub fn defaults_patch<T: Serialize>(before: &T, after: &T) -> Result<json_patch::Patch, String> {
     let b = serde_json::to_value(before).map_err(|e| e.to_string())?;
     let a = serde_json::to_value(after).map_err(|e| e.to_string())?;
@@ -290,6 +292,7 @@ pub fn patch_response(req: &Request, patch: Result<json_patch::Patch, String>) -
 
 /// Applies `patch` to a copy of `raw` (used by tests to check that a patch fits the original
 /// request object).
+#[cfg(test)]
 pub fn apply_patch(raw: &Value, patch: &json_patch::Patch) -> Result<Value, String> {
     let mut v = raw.clone();
     json_patch::patch(&mut v, patch).map_err(|e| e.to_string())?;
