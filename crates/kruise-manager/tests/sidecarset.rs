@@ -1414,8 +1414,18 @@ async fn v1alpha1_sidecarsets_inject_through_conversion() {
         "spec": {"namespace": f.ns.name(), "selector": {"matchLabels": {"app": "alpha"}},
             "containers": [{"name": "nginx-sidecar", "image": "nginx:alpine"}]}});
     f.created.push(name.clone());
-    let out = kruise_e2e::kubectl(&["apply", "-f", "-"], Some(&s.to_string())).unwrap();
-    assert!(out.success, "{}", out.stderr);
+    // The API server takes the CRD's new client config into its serving storage asynchronously,
+    // so the first write can still go to the install's `service`: retried until it converts.
+    let mut last = String::new();
+    let applied = wait_for("the v1alpha1 SidecarSet to be converted", TIMEOUT, || {
+        let out = kruise_e2e::kubectl(&["apply", "-f", "-"], Some(&s.to_string())).unwrap();
+        if !out.success {
+            last = out.stderr;
+        }
+        async move { out.success.then_some(()) }
+    })
+    .await;
+    assert!(applied.is_ok(), "{last}");
     f.wait_status(&name, "first status", |st| st.latest_revision.is_some())
         .await;
     let pods = f.deployment("alpha", 1, json!({})).await;

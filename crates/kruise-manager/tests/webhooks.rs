@@ -679,6 +679,35 @@ async fn advanced_statefulset_converts_between_v1alpha1_and_v1beta1_without_loss
     let a1 = asts_api(&f.env, ns, "v1alpha1");
     let b1 = asts_api(&f.env, ns, "v1beta1");
     let pp = PostParams::default();
+    // The API server applies a CRD change to its serving storage asynchronously (from its own
+    // CRD informer): right after the CRD reads back with the manager's URL, a request can still
+    // go to the previous `service` client config (CI saw a GET fail on
+    // `kruise-webhook-service.kruise-system.svc`). Wait until a probe object round-trips
+    // through the manager's /convert in both directions before asserting on conversions.
+    wait_for(
+        "the API server to convert StatefulSets through the manager",
+        HEAL,
+        || {
+            let (a1, b1) = (a1.clone(), b1.clone());
+            async move {
+                match a1
+                    .create(
+                        &PostParams::default(),
+                        &asts("probe", "v1alpha1", json!({})),
+                    )
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(e)) if e.code == 409 => {}
+                    Err(_) => return None,
+                }
+                b1.get("probe").await.ok()?;
+                a1.get("probe").await.ok()
+            }
+        },
+    )
+    .await
+    .unwrap();
 
     // Created as v1alpha1, read as v1beta1: every v1alpha1 field is there.
     a1.create(&pp, &asts("from-alpha", "v1alpha1", json!({})))
