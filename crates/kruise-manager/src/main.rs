@@ -182,6 +182,12 @@ struct Args {
     #[arg(long, alias = "controller-cache-sync-timeout", default_value = "2m", value_parser = parse_go_duration)]
     cache_sync_timeout: Duration,
 
+    /// How the shared cache makes its initial lists: `auto` streams them (Kubernetes' WatchList,
+    /// objects one by one, a lower start-up peak) when a probe shows the API server can, else
+    /// LISTs from its watch cache; `stream` or `list` force one way.
+    #[arg(long, default_value = "auto")]
+    cache_initial_list: kruise_runtime::cache::InitialList,
+
     /// Minimum frequency at which every watched object is reconciled again (OpenKruise's flag,
     /// controller-runtime's SyncPeriod; Go duration). Unset or `0`: no periodic resync, only
     /// changes (OpenKruise's chart passes `--sync-period=0`).
@@ -544,6 +550,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             namespace: args.namespace.clone().filter(|n| !n.is_empty()),
             cache_sync_timeout: args.cache_sync_timeout,
             sync_period: args.sync_period.filter(|d| !d.is_zero()),
+            initial_list: args.cache_initial_list,
         },
     );
     let ctx = Arc::new(Context { metrics, ..ctx });
@@ -868,6 +875,16 @@ mod tests {
         assert_eq!(a.rest_config_burst, 50);
         assert_eq!(a.leader_election_lease_duration, Duration::from_secs(15));
         assert!(!a.cloneset_scaling_exclude_preparing_delete);
+        assert_eq!(
+            a.cache_initial_list,
+            kruise_runtime::cache::InitialList::Auto
+        );
+        let a = Args::try_parse_from(["kruise-manager", "--cache-initial-list", "list"]).unwrap();
+        assert_eq!(
+            a.cache_initial_list,
+            kruise_runtime::cache::InitialList::List
+        );
+        assert!(Args::try_parse_from(["kruise-manager", "--cache-initial-list", "watch"]).is_err());
     }
 
     #[test]

@@ -540,3 +540,70 @@ async fn binary_rejects_unknown_feature_gate_and_controller() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nosuchcontroller"), "{stderr}");
 }
+
+/// The shared cache streams its initial list where the API server can (the testbed's can:
+/// Kubernetes' WatchList), and a streamed cache holds what a listed one holds, then follows
+/// changes the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shared_cache_streams_its_initial_list_where_the_api_server_can() {
+    use kruise_runtime::cache::{InitialList, SharedCache, wait_for_cache_sync};
+    use kruise_runtime::server::Readiness;
+    use tokio_util::sync::CancellationToken;
+
+    let env = env().await;
+    let ns = env.namespace("streamed").await.expect("namespace");
+    let cms: Api<ConfigMap> = ns.api();
+    for i in 0..3 {
+        cms.create(&PostParams::default(), &cm(&format!("cm-{i}")))
+            .await
+            .expect("create");
+    }
+    let stop = CancellationToken::new();
+    let cache = |strategy| {
+        SharedCache::with_initial_list(
+            env.client.clone(),
+            Some(ns.name().to_owned()),
+            Readiness::new(),
+            stop.clone(),
+            strategy,
+        )
+    };
+    let names = |inf: &kruise_runtime::cache::Informer<ConfigMap>| {
+        let mut n: Vec<String> = inf
+            .in_namespace(ns.name())
+            .iter()
+            .map(|c| c.name_any())
+            .filter(|n| n.starts_with("cm-"))
+            .collect();
+        n.sort();
+        n
+    };
+    let auto = cache(InitialList::Auto);
+    let listed = cache(InitialList::List);
+    assert_eq!(auto.initial_lists_streamed(), None);
+    let (a, l) = (auto.informer::<ConfigMap>(), listed.informer::<ConfigMap>());
+    wait_for_cache_sync(&[a.synced(), l.synced()], Duration::from_secs(30))
+        .await
+        .expect("both caches synced");
+    assert_eq!(
+        auto.initial_lists_streamed(),
+        Some(true),
+        "the testbed's API server streams lists (WatchList); the probe said no"
+    );
+    assert_eq!(listed.initial_lists_streamed(), Some(false));
+    assert_eq!(names(&a), ["cm-0", "cm-1", "cm-2"]);
+    assert_eq!(names(&a), names(&l));
+
+    cms.create(&PostParams::default(), &cm("cm-3"))
+        .await
+        .expect("create");
+    cms.delete("cm-0", &Default::default())
+        .await
+        .expect("delete");
+    wait_for("both caches to follow", Duration::from_secs(20), || async {
+        (names(&a) == ["cm-1", "cm-2", "cm-3"] && names(&l) == names(&a)).then_some(())
+    })
+    .await
+    .expect("changes after the streamed list");
+    stop.cancel();
+}

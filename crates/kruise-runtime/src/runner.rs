@@ -66,7 +66,7 @@ use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 pub use tokio_util::sync::CancellationToken;
 
-use crate::cache::{CacheSync, Cached, Informer, SharedCache};
+use crate::cache::{CacheSync, Cached, Informer, InitialList, SharedCache};
 use crate::events::EventRecorder;
 use crate::features::FeatureGates;
 use crate::metrics::{Metrics, ReconcileResult};
@@ -112,6 +112,9 @@ pub struct ControllerConfig {
     /// Reconcile every object of each controller again at this period (`--sync-period`,
     /// controller-runtime's SyncPeriod); `None`: only on changes.
     pub sync_period: Option<Duration>,
+    /// How the shared cache's informers make their initial lists (`--cache-initial-list`,
+    /// default [`InitialList::Auto`]: streamed where the API server can).
+    pub initial_list: InitialList,
 }
 
 impl Default for ControllerConfig {
@@ -121,6 +124,7 @@ impl Default for ControllerConfig {
             namespace: None,
             cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
             sync_period: None,
+            initial_list: InitialList::Auto,
         }
     }
 }
@@ -169,11 +173,12 @@ impl Context {
         let readiness = Readiness::new();
         Self {
             recorder: EventRecorder::new(client.clone()),
-            cache: SharedCache::new(
+            cache: SharedCache::with_initial_list(
                 client.clone(),
                 config.namespace.clone(),
                 readiness.clone(),
                 shutdown.clone(),
+                config.initial_list,
             ),
             client,
             gates,

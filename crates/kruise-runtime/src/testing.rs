@@ -2,7 +2,8 @@
 //!
 //! [`ScriptedApi`] answers the requests a kube [`Client`] sends with canned lists per resource
 //! path, optionally after a delay or never (to model a slow or stuck initial list); watches
-//! stay open without events; writes (POST/PUT/PATCH/DELETE) are recorded and answered by
+//! stay open without events, and streamed lists (`sendInitialEvents=true`) are refused with 422
+//! as by an API server with the WatchList gate off, so the cache LISTs; writes (POST/PUT/PATCH/DELETE) are recorded and answered by
 //! echoing the request body (or the first listed object of that path for PATCH/DELETE).
 //! [`ScriptedApi::reply`] scripts the answers to one method and path, in order (a conflict, a
 //! failure, a fresh object for a GET), for reconcile error-path tests.
@@ -184,6 +185,14 @@ impl ScriptedApi {
             }
             Some(Reply::Object(obj)) => return Response::new(full(&obj)),
             Some(Reply::Default) | None => {}
+        }
+        if watch && query.split('&').any(|kv| kv == "sendInitialEvents=true") {
+            let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "message": "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+                "reason": reason_of(422), "code": 422});
+            let mut resp = Response::new(full(&status));
+            *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            return resp;
         }
         if watch {
             // Open, never an event: the informer stays on its initial list.

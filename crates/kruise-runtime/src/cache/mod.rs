@@ -5,8 +5,11 @@
 //!
 //! * **One watch per type.** [`SharedCache::informer`] (namespaced kinds) and
 //!   [`SharedCache::cluster_informer`] (cluster-scoped kinds) return the same [`Informer`] to
-//!   every caller; the first call starts its reflector (list + watch, `resourceVersion=0`
-//!   lists from the API server's watch cache, client-go's default backoff on errors).
+//!   every caller; the first call starts its reflector (initial list + watch, client-go's
+//!   default backoff on errors). The initial list is streamed when the API server can
+//!   (WatchList: a watch with `sendInitialEvents=true`, objects arriving one by one and slimmed
+//!   as they come, so the process never holds the whole collection at once), else one LIST with
+//!   `resourceVersion=0` from the API server's watch cache ([`InitialList`]).
 //! * **Indexed by owner.** [`Informer::owned_by`] answers "the objects this controller owns"
 //!   from an index on the controller owner reference's UID, without scanning the store.
 //! * **Slim objects.** `metadata.managedFields` is dropped before an object is stored: no
@@ -381,6 +384,105 @@ fn slim_pod_status(pod: &mut k8s_openapi::api::core::v1::Pod) {
     });
 }
 
+/// How informers make their initial list and every re-list (`--cache-initial-list`).
+///
+/// A LIST answered from the API server's watch cache (`resourceVersion=0`) ignores `limit`:
+/// the whole collection arrives as one response and is decoded at once — at 10,000 pods that
+/// transient copy, `managedFields` included, is larger than the slimmed cache it fills, and the
+/// allocator keeps the memory. A streamed list (Kubernetes' WatchList, KEP-3157: `watch=1`,
+/// `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan`, ended by a bookmark annotated
+/// `k8s.io/initial-events-end`) delivers the same objects one by one, each slimmed before the
+/// next is decoded, at the consistency of a quorum list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InitialList {
+    /// Stream when the API server can, decided once per process by a probe: a streamed watch
+    /// of no object (`fieldSelector=metadata.name=<none>`, server timeout 1 s) that must end
+    /// with the initial-events bookmark. Servers with the WatchList gate off refuse the
+    /// parameters (HTTP 4xx), servers older than 1.27 ignore them and send no bookmark: both
+    /// fall back to [`InitialList::List`].
+    #[default]
+    Auto,
+    /// Always stream (fails to sync where the API server cannot).
+    Stream,
+    /// Always LIST with `resourceVersion=0` (client-go's informers before WatchList).
+    List,
+}
+
+impl std::str::FromStr for InitialList {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "stream" => Ok(Self::Stream),
+            "list" => Ok(Self::List),
+            other => Err(format!(
+                "unknown initial list strategy {other:?} (expected auto, stream or list)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for InitialList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Stream => "stream",
+            Self::List => "list",
+        })
+    }
+}
+
+/// The object name the WatchList probe selects; no object is expected to have it (a match is
+/// harmless: its event precedes the bookmark).
+const STREAM_PROBE_NAME: &str = "kruise-rs-watchlist-probe";
+
+/// Whether the API server behind `api` streams initial lists: a watch of no object with
+/// `sendInitialEvents=true` that ends with the `k8s.io/initial-events-end` bookmark. Any error
+/// or a stream that ends (server timeout, 1 s) without that bookmark means no.
+async fn server_streams_lists<K: Cached>(api: &Api<K>) -> bool {
+    use kube::api::{WatchEvent, WatchParams};
+    let wp = WatchParams {
+        field_selector: Some(format!("metadata.name={STREAM_PROBE_NAME}")),
+        timeout: Some(1),
+        bookmarks: true,
+        send_initial_events: true,
+        ..WatchParams::default()
+    };
+    let probe = async {
+        let mut events = match api.watch(&wp, "").await {
+            Ok(events) => events.boxed(),
+            Err(e) => {
+                tracing::info!(error = %e, "the API server refused a streamed list");
+                return false;
+            }
+        };
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(WatchEvent::Bookmark(b))
+                    if b.metadata
+                        .annotations
+                        .contains_key("k8s.io/initial-events-end") =>
+                {
+                    return true;
+                }
+                Ok(WatchEvent::Error(e)) => {
+                    tracing::info!(error = %e, "the API server refused a streamed list");
+                    return false;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::info!(error = %e, "streamed list probe failed");
+                    return false;
+                }
+            }
+        }
+        false
+    };
+    tokio::time::timeout(Duration::from_secs(10), probe)
+        .await
+        .unwrap_or(false)
+}
+
 /// An informer's kind and, for one of another namespace, that namespace.
 type InformerKey = (TypeId, Option<String>);
 
@@ -392,6 +494,36 @@ struct CacheInner {
     /// Keyed by kind and, for informers of one other namespace ([`SharedCache::informer_in`]),
     /// that namespace.
     informers: Mutex<HashMap<InformerKey, Arc<dyn Any + Send + Sync>>>,
+    initial_list: InitialList,
+    /// [`InitialList::Auto`]'s verdict, probed once by the first informer that starts.
+    streams: tokio::sync::OnceCell<bool>,
+}
+
+impl CacheInner {
+    /// Whether informers stream their initial lists; `api` is the asking informer's (the
+    /// probe runs on the first one, its verdict holds for the process).
+    async fn stream_lists<K: Cached>(&self, api: &Api<K>) -> bool {
+        match self.initial_list {
+            InitialList::Stream => true,
+            InitialList::List => false,
+            InitialList::Auto => {
+                *self
+                    .streams
+                    .get_or_init(|| async {
+                        let streams = server_streams_lists(api).await;
+                        if streams {
+                            tracing::info!("caches stream their initial lists (WatchList)");
+                        } else {
+                            tracing::info!(
+                                "the API server does not stream lists: caches LIST with resourceVersion=0"
+                            );
+                        }
+                        streams
+                    })
+                    .await
+            }
+        }
+    }
 }
 
 /// The process-wide cache. Cheap to clone; every clone shares the informers.
@@ -411,12 +543,24 @@ impl std::fmt::Debug for SharedCache {
 
 impl SharedCache {
     /// A cache reading through `client`, restricted to `namespace` for namespaced kinds when
-    /// set; informers report their sync to `readiness` and stop when `stop` is cancelled.
+    /// set; informers report their sync to `readiness` and stop when `stop` is cancelled. Their
+    /// initial lists follow [`InitialList::Auto`] (see [`SharedCache::with_initial_list`]).
     pub fn new(
         client: Client,
         namespace: Option<String>,
         readiness: Readiness,
         stop: CancellationToken,
+    ) -> Self {
+        Self::with_initial_list(client, namespace, readiness, stop, InitialList::Auto)
+    }
+
+    /// [`SharedCache::new`] with the given initial-list strategy.
+    pub fn with_initial_list(
+        client: Client,
+        namespace: Option<String>,
+        readiness: Readiness,
+        stop: CancellationToken,
+        initial_list: InitialList,
     ) -> Self {
         Self {
             inner: Arc::new(CacheInner {
@@ -425,7 +569,19 @@ impl SharedCache {
                 readiness,
                 stop,
                 informers: Mutex::new(HashMap::new()),
+                initial_list,
+                streams: tokio::sync::OnceCell::new(),
             }),
+        }
+    }
+
+    /// Whether informers stream their initial lists: forced by the strategy, or
+    /// [`InitialList::Auto`]'s verdict once the first informer has probed (`None` before).
+    pub fn initial_lists_streamed(&self) -> Option<bool> {
+        match self.inner.initial_list {
+            InitialList::Stream => Some(true),
+            InitialList::List => Some(false),
+            InitialList::Auto => self.inner.streams.get().copied(),
         }
     }
 
@@ -572,19 +728,28 @@ impl SharedCache {
         if let Some(check) = &check {
             self.inner.readiness.add_pending(check);
         }
-        let mut config = watcher::Config::default().any_semantic();
-        if let Some(fields) = &field_selector {
-            config = config.fields(fields);
-        }
-        let driver = drive(
-            api,
-            config,
-            informer.clone(),
-            writer,
-            tx,
-            self.inner.readiness.clone(),
-            check,
-        );
+        let inner = self.inner.clone();
+        let informer_for_driver = informer.clone();
+        let driver = async move {
+            let mut config = if inner.stream_lists(&api).await {
+                watcher::Config::default().streaming_lists()
+            } else {
+                watcher::Config::default().any_semantic()
+            };
+            if let Some(fields) = &field_selector {
+                config = config.fields(fields);
+            }
+            drive(
+                api,
+                config,
+                informer_for_driver,
+                writer,
+                tx,
+                inner.readiness.clone(),
+                check,
+            )
+            .await;
+        };
         let stop = self.inner.stop.clone();
         tokio::spawn(async move {
             tokio::select! {

@@ -464,3 +464,45 @@ async fn the_pod_cache_stores_slim_pods() {
     assert!(c.state.is_none() && c.last_state.is_none());
     ctx.shutdown.cancel();
 }
+
+#[tokio::test]
+async fn auto_lists_when_the_api_server_refuses_streamed_lists() {
+    // The scripted API refuses `sendInitialEvents` with 422, as an API server with the
+    // WatchList gate off: the probe says no and the informer syncs from a LIST.
+    let api = ScriptedApi::new();
+    api.list(CLONESETS, ListReply::Now(vec![cloneset()]));
+    let ctx = context(&api, Duration::from_secs(5));
+    assert_eq!(ctx.cache.initial_lists_streamed(), None, "not probed yet");
+    let sets = ctx.cache.informer::<CloneSet>();
+    crate::cache::wait_for_cache_sync(&[sets.synced()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(sets.store().state().len(), 1);
+    assert_eq!(ctx.cache.initial_lists_streamed(), Some(false));
+    assert!(
+        api.calls().iter().any(|r| r == &format!("GET {CLONESETS}")),
+        "{:?}",
+        api.calls()
+    );
+    ctx.shutdown.cancel();
+}
+
+#[test]
+fn initial_list_flag_values() {
+    use crate::cache::InitialList;
+    for (s, v) in [
+        ("auto", InitialList::Auto),
+        ("stream", InitialList::Stream),
+        ("list", InitialList::List),
+    ] {
+        assert_eq!(s.parse::<InitialList>().unwrap(), v);
+        assert_eq!(v.to_string(), s);
+    }
+    assert!(
+        "watch"
+            .parse::<InitialList>()
+            .unwrap_err()
+            .contains("auto, stream or list")
+    );
+    assert_eq!(InitialList::default(), InitialList::Auto);
+}
