@@ -184,6 +184,18 @@ fn node_of<K: Cached>(obj: &K) -> Option<&str> {
         .filter(|n| !n.is_empty())
 }
 
+/// The key an index holds for `obj`: name and namespace only. `ObjectRef`'s equality and hash
+/// ignore its `extra` (resourceVersion, UID), so this finds the store's entry all the same,
+/// without two more heap strings per object and index (≈ 6 MB at 10,000 pods in 3 indexes).
+pub(crate) fn index_key<K: Cached>(obj: &K) -> ObjectRef<K> {
+    let meta = obj.meta();
+    let key = ObjectRef::new(meta.name.as_deref().unwrap_or_default());
+    match meta.namespace.as_deref() {
+        Some(ns) => key.within(ns),
+        None => key,
+    }
+}
+
 impl<K: Cached> Indexes<K> {
     fn keys(obj: &K) -> [(IndexOf<K>, Option<&str>); 3] {
         [
@@ -199,7 +211,7 @@ impl<K: Cached> Indexes<K> {
                 index(self)
                     .entry(key.to_owned())
                     .or_default()
-                    .insert(ObjectRef::from_obj(obj));
+                    .insert(index_key(obj));
             }
         }
     }
@@ -210,7 +222,7 @@ impl<K: Cached> Indexes<K> {
             if let Some(key) = key
                 && let Some(set) = index.get_mut(key)
             {
-                set.remove(&ObjectRef::from_obj(obj));
+                set.remove(&index_key(obj));
                 if set.is_empty() {
                     index.remove(key);
                 }

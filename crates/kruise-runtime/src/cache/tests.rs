@@ -506,3 +506,18 @@ fn initial_list_flag_values() {
     );
     assert_eq!(InitialList::default(), InitialList::Auto);
 }
+
+#[test]
+fn index_keys_carry_no_extra_and_find_the_store_entry() {
+    use kube::runtime::reflector::ObjectRef;
+    let set: CloneSet = serde_json::from_value(cloneset()).unwrap();
+    let key = crate::cache::index_key(&set);
+    assert_eq!(key.extra.resource_version, None);
+    assert_eq!(key.extra.uid, None);
+    let full = ObjectRef::from_obj(&set);
+    assert!(full.extra.uid.is_some());
+    assert_eq!(key, full);
+    let mut map = std::collections::HashMap::new();
+    map.insert(full, 1);
+    assert_eq!(map.get(&key), Some(&1));
+}
