@@ -688,15 +688,9 @@ async fn advanced_statefulset_converts_between_v1alpha1_and_v1beta1_without_loss
         "the API server to convert StatefulSets through the manager",
         HEAL,
         || {
-            let (a1, b1) = (a1.clone(), b1.clone());
+            let (a1, b1, pp) = (a1.clone(), b1.clone(), pp.clone());
             async move {
-                match a1
-                    .create(
-                        &PostParams::default(),
-                        &asts("probe", "v1alpha1", json!({})),
-                    )
-                    .await
-                {
+                match a1.create(&pp, &asts("probe", "v1alpha1", json!({}))).await {
                     Ok(_) => {}
                     Err(kube::Error::Api(e)) if e.code == 409 => {}
                     Err(_) => return None,

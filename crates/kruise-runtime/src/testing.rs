@@ -175,24 +175,15 @@ impl ScriptedApi {
                 .and_then(std::collections::VecDeque::pop_front)
         };
         match scripted {
-            Some(Reply::Status(code, message)) => {
-                let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                    "message": message, "reason": reason_of(code), "code": code});
-                let mut resp = Response::new(full(&status));
-                *resp.status_mut() =
-                    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                return resp;
-            }
+            Some(Reply::Status(code, message)) => return status_response(code, &message),
             Some(Reply::Object(obj)) => return Response::new(full(&obj)),
             Some(Reply::Default) | None => {}
         }
         if watch && query.split('&').any(|kv| kv == "sendInitialEvents=true") {
-            let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                "message": "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
-                "reason": reason_of(422), "code": 422});
-            let mut resp = Response::new(full(&status));
-            *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
-            return resp;
+            return status_response(
+                422,
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            );
         }
         if watch {
             // Open, never an event: the informer stays on its initial list.
@@ -255,6 +246,15 @@ impl ScriptedApi {
         };
         resp
     }
+}
+
+/// A failure `Status` answer with HTTP status `code`.
+fn status_response(code: u16, message: &str) -> Response<Body> {
+    let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+        "message": message, "reason": reason_of(code), "code": code});
+    let mut resp = Response::new(full(&status));
+    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    resp
 }
 
 /// The `reason` of a Kubernetes `Status` for an HTTP code.
