@@ -248,6 +248,109 @@ async fn image_and_metadata_update_in_place_completes() {
     .expect("ready again");
 }
 
+/// A pod written from the shared cache's slimmed copy (no volumes but claims, status trimmed):
+/// `workload::update_pod` sends a JSON patch bound to the cached resourceVersion, so the API
+/// server changes only what the controller changed — the volumes the cache dropped stay — and a
+/// stale cached pod gets 409 Conflict, as a PUT would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_of_slimmed_cached_pods_keep_what_the_cache_dropped_and_conflict_when_stale() {
+    use kruise_runtime::cache::{SharedCache, wait_for_cache_sync};
+    use kruise_runtime::server::Readiness;
+    use tokio_util::sync::CancellationToken;
+
+    let env = env().await;
+    let ns = env.namespace("inplace-slim").await.expect("namespace");
+    let api: Api<Pod> = ns.api();
+    let mut p = pod(
+        "p4",
+        json!([{"name": "main", "image": "nginx:1.25",
+            "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}]}]),
+    );
+    p.spec.as_mut().expect("spec").volumes = Some(vec![
+        serde_json::from_value(json!({"name": "scratch", "emptyDir": {}})).expect("volume"),
+    ]);
+    let created = create_running(&ns, p).await;
+    let server_volumes = created
+        .spec
+        .as_ref()
+        .and_then(|s| s.volumes.clone())
+        .expect("volumes");
+    assert!(server_volumes.iter().any(|v| v.name == "scratch"));
+
+    let stop = CancellationToken::new();
+    let cache = SharedCache::new(
+        env.client.clone(),
+        Some(ns.name().to_owned()),
+        Readiness::new(),
+        stop.clone(),
+    );
+    let pods = cache.informer::<Pod>();
+    wait_for_cache_sync(&[pods.synced()], Duration::from_secs(30))
+        .await
+        .expect("pod cache synced");
+    let cached = wait_for("p4 in the cache", Duration::from_secs(20), || async {
+        pods.in_namespace(ns.name())
+            .into_iter()
+            .find(|c| c.metadata.name.as_deref() == Some("p4"))
+    })
+    .await
+    .expect("cached pod");
+    assert!(
+        cached.spec.as_ref().expect("spec").volumes.is_none(),
+        "the cache keeps claim volumes only"
+    );
+
+    let mut updated = (*cached).clone();
+    updated.spec.as_mut().expect("spec").containers[0].image = Some("nginx:1.26".into());
+    updated
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("v".into(), "2".into());
+    let written = kruise_manager::workload::update_pod(&api, &cached, &updated)
+        .await
+        .expect("update from the cached pod");
+    assert_eq!(image(&written, "main"), "nginx:1.26");
+    assert_eq!(
+        written
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("v"))
+            .map(String::as_str),
+        Some("2")
+    );
+    assert_eq!(
+        written.spec.as_ref().and_then(|s| s.volumes.clone()),
+        Some(server_volumes),
+        "the volumes the cache dropped are kept"
+    );
+
+    // The cached copy is now stale: a second update built on it conflicts.
+    let mut again = (*cached).clone();
+    again
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("v".into(), "3".into());
+    match kruise_manager::workload::update_pod(&api, &cached, &again).await {
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        other => panic!("a stale base must conflict, got {other:?}"),
+    }
+    let now_pod = api.get("p4").await.expect("get");
+    assert_eq!(
+        now_pod
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("v"))
+            .map(String::as_str),
+        Some("2"),
+        "the conflicting update wrote nothing"
+    );
+    stop.cancel();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ready_patch_and_lifecycle_state_land_over_concurrent_status_writes() {
     use kruise_engines::lifecycle::{self, LifecycleState};

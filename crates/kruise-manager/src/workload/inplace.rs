@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kruise_engines::inplace::{self, RefreshAction, RevisionAdapter, UpdateSpec};
 use kruise_engines::lifecycle::{self, LifecycleState};
 use kube::ResourceExt;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 
 use super::{ControlError, is_status};
 
@@ -49,7 +49,7 @@ pub async fn update(
             LifecycleState::Updating,
             jiff::Timestamp::now(),
         );
-        match api.replace(&name, &PostParams::default(), &updated).await {
+        match super::update_pod(api, &base, &updated).await {
             Ok(written) => return Ok(written),
             Err(e) if is_status(&e, 409) && attempt < UPDATE_CONFLICT_RETRIES => {
                 attempt += 1;
@@ -93,10 +93,7 @@ async fn refresh_with(
     let written = match action {
         RefreshAction::Nothing => return Ok((None, None)),
         RefreshAction::Wait(d) => return Ok((None, Some(d))),
-        RefreshAction::UpdatePod(new_pod) => {
-            api.replace(&pod.name_any(), &PostParams::default(), &new_pod)
-                .await
-        }
+        RefreshAction::UpdatePod(new_pod) => super::update_pod(api, pod, &new_pod).await,
         RefreshAction::PatchStatus(patch) => {
             api.patch_status(
                 &pod.name_any(),

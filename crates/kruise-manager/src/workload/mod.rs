@@ -19,6 +19,10 @@ pub mod inplace;
 pub mod lifecycle;
 pub mod pods;
 
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams};
+
 #[cfg(test)]
 mod tests;
 
@@ -84,6 +88,56 @@ pub fn scale_gate(
             None
         }
     }
+}
+
+/// The JSON patch (RFC 6902) that turns `base` into `updated`: the differences of their
+/// `metadata` (without `managedFields` and `resourceVersion`) and `spec`, preceded by
+/// `replace /metadata/resourceVersion` with `base`'s resourceVersion when it has one. The API
+/// server rejects a patch whose result carries a resourceVersion other than the live object's
+/// with 409 Conflict, so the patch is the optimistic update of a PUT of `updated` — applied only
+/// while the server still holds `base` — that sends neither the fields the shared cache drops
+/// from pods (status beyond its keep-list, volumes other than claims) nor anything unchanged.
+/// `status` is never part of it (a pod's status changes only through `pods/status`).
+///
+/// Arrays the cache trims (`spec.volumes`) must not be changed on a cached base: their indices
+/// differ from the server's. A change of volumes starts from a pod read from the API server.
+///
+/// # Errors
+/// Serialization errors of the pods (not expected for API types).
+pub fn pod_update_patch(base: &Pod, updated: &Pod) -> Result<json_patch::Patch, serde_json::Error> {
+    let doc = |p: &Pod| -> Result<serde_json::Value, serde_json::Error> {
+        let mut metadata = p.metadata.clone();
+        metadata.managed_fields = None;
+        metadata.resource_version = None;
+        Ok(serde_json::json!({
+            "metadata": serde_json::to_value(&metadata)?,
+            "spec": serde_json::to_value(&p.spec)?,
+        }))
+    };
+    let mut ops = Vec::new();
+    if let Some(rv) = &base.metadata.resource_version {
+        ops.push(serde_json::from_value(serde_json::json!(
+            {"op": "replace", "path": "/metadata/resourceVersion", "value": rv}
+        ))?);
+    }
+    ops.extend(json_patch::diff(&doc(base)?, &doc(updated)?).0);
+    Ok(json_patch::Patch(ops))
+}
+
+/// Writes `updated`, a changed copy of `base` (typically a pod from the shared cache), as
+/// [`pod_update_patch`]: the effect of OpenKruise's `Update` of the pod (409 Conflict when the
+/// pod changed since `base` was read) without a full PUT. Returns the written pod.
+///
+/// # Errors
+/// The API server's errors (409 when `base` is stale, 404 when the pod is gone).
+pub async fn update_pod(api: &Api<Pod>, base: &Pod, updated: &Pod) -> Result<Pod, kube::Error> {
+    let patch = pod_update_patch(base, updated).map_err(kube::Error::SerdeError)?;
+    api.patch(
+        &base.name_any(),
+        &PatchParams::default(),
+        &Patch::Json::<()>(patch),
+    )
+    .await
 }
 
 /// Whether a kube error is the API server's `code`.

@@ -341,3 +341,76 @@ async fn a_revision_name_clash_with_other_content_bumps_the_collision_count() {
         (Some("web-0"), 0)
     );
 }
+
+/// A pod update built on a cached (slimmed) pod, applied to the pod as the server holds it,
+/// changes exactly what the update changed and keeps what the cache dropped; the patch carries
+/// the cached resourceVersion as precondition and no status.
+#[test]
+fn pod_update_patch_applies_to_the_full_pod_and_keeps_what_the_cache_dropped() {
+    let server = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "d", "resourceVersion": "7", "uid": "u",
+            "labels": {"a": "1", "gone": "x"}, "annotations": {"k": "v"},
+            "finalizers": ["f1"],
+            "managedFields": [{"manager": "kubelet", "operation": "Update"}]},
+        "spec": {"nodeName": "n",
+            "containers": [
+                {"name": "c", "image": "i:1", "volumeMounts": [
+                    {"name": "kube-api-access-x", "mountPath": "/s"},
+                    {"name": "data", "mountPath": "/d"}]},
+                {"name": "side", "image": "s:1"}],
+            "volumes": [
+                {"name": "kube-api-access-x", "projected": {"sources": [
+                    {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}]}},
+                {"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}}]},
+        "status": {"phase": "Running", "podIP": "10.0.0.1",
+            "conditions": [{"type": "Ready", "status": "True"}]}});
+    let mut cached: Pod = serde_json::from_value(server.clone()).unwrap();
+    // What the shared cache keeps of it (kruise-runtime's slim).
+    cached.metadata.managed_fields = None;
+    let spec = cached.spec.as_mut().unwrap();
+    spec.volumes.as_mut().unwrap().remove(0);
+    cached.status.as_mut().unwrap().pod_ip = None;
+
+    let mut updated = cached.clone();
+    updated.spec.as_mut().unwrap().containers[1].image = Some("s:2".into());
+    let labels = updated.metadata.labels.as_mut().unwrap();
+    labels.remove("gone");
+    labels.insert("b/c~d".into(), "2".into());
+    updated
+        .metadata
+        .annotations
+        .as_mut()
+        .unwrap()
+        .insert("k".into(), "w".into());
+    updated.metadata.finalizers = Some(vec!["f1".into(), "f2".into()]);
+    // A status change on the copy is not the update's business.
+    updated.status.as_mut().unwrap().phase = Some("Failed".into());
+
+    let patch = super::pod_update_patch(&cached, &updated).unwrap();
+    let ops = serde_json::to_value(&patch).unwrap();
+    assert_eq!(
+        ops[0],
+        json!({"op": "replace", "path": "/metadata/resourceVersion", "value": "7"})
+    );
+    assert!(
+        ops.as_array().unwrap().iter().all(|op| !op["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("/status")
+            && !op["path"].as_str().unwrap().starts_with("/spec/volumes")),
+        "{ops}"
+    );
+
+    let mut got = server.clone();
+    json_patch::patch(&mut got, &patch).unwrap();
+    let mut want = server;
+    want["spec"]["containers"][1]["image"] = json!("s:2");
+    want["metadata"]["labels"] = json!({"a": "1", "b/c~d": "2"});
+    want["metadata"]["annotations"]["k"] = json!("w");
+    want["metadata"]["finalizers"] = json!(["f1", "f2"]);
+    assert_eq!(got, want);
+
+    // Nothing changed: only the precondition.
+    let same = super::pod_update_patch(&cached, &cached).unwrap();
+    assert_eq!(same.0.len(), 1);
+}

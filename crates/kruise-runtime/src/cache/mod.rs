@@ -341,18 +341,43 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Drops what no controller or webhook reads before an object is cached: `managedFields` of
-/// every kind, and of pods the status fields outside [`slim_pod_status`]'s keep-list.
+/// every kind; of pods the status fields outside [`slim_pod_status`]'s keep-list and the
+/// volumes that are not claims ([`slim_pod_volumes`]).
 ///
 /// Safe for writes: an update (PUT) without `managedFields` keeps the server's (the API
-/// server's field manager takes the live object's entries when a request has none), and an
-/// update of a pod ignores its status (only `pods/status` writes it, and kruise-rs writes that
-/// from a fresh GET or a patch, never from a cached pod). Spec, metadata (labels, annotations)
-/// and every other kind are kept whole, since cached objects are the base of full updates.
+/// server's field manager takes the live object's entries when a request has none); a pod's
+/// status is written only through `pods/status`, from patches or a fresh GET; and kruise-rs
+/// never PUTs a pod built
+/// from a cached one: it sends the difference between the cached pod and the changed copy as a
+/// JSON patch with the cached `resourceVersion` as precondition (kruise-manager's
+/// `workload::update_pod`), so the fields dropped here are neither sent nor needed. Metadata,
+/// the rest of the spec and every other kind are kept whole, since cached objects are the base
+/// of full updates.
 pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
     obj.meta_mut().managed_fields = None;
     let any: &mut dyn Any = obj;
     if let Some(pod) = any.downcast_mut::<k8s_openapi::api::core::v1::Pod>() {
         slim_pod_status(pod);
+        slim_pod_volumes(pod);
+    }
+}
+
+/// Keeps only the pod volumes backed by a `persistentVolumeClaim` (read by the StatefulSet
+/// controller's `storage_matches`); every other volume — above all the API server's projected
+/// `kube-api-access-*` service-account volume, ~5 KB of a ~14 KB cached pod — is dropped.
+/// Containers keep their `volumeMounts`. Code that starts reading another kind of volume of a
+/// cached pod must keep it here (a unit test lists the keep-list); code that changes a pod's
+/// volumes must read the pod from the API server first.
+fn slim_pod_volumes(pod: &mut k8s_openapi::api::core::v1::Pod) {
+    let Some(spec) = pod.spec.as_mut() else {
+        return;
+    };
+    if let Some(mut volumes) = spec.volumes.take() {
+        volumes.retain(|v| v.persistent_volume_claim.is_some());
+        if !volumes.is_empty() {
+            volumes.shrink_to_fit();
+            spec.volumes = Some(volumes);
+        }
     }
 }
 

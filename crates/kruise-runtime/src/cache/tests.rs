@@ -377,8 +377,14 @@ fn full_pod() -> serde_json::Value {
                 "name": "cs", "uid": "o1", "controller": true}],
             "managedFields": [{"manager": "kubectl", "operation": "Apply"}]},
         "spec": {"nodeName": "n1", "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
-            "containers": [{"name": "c", "image": "i:2", "resources": {"limits": {"cpu": "1"}}}],
-            "initContainers": [{"name": "init", "image": "b"}]},
+            "containers": [{"name": "c", "image": "i:2", "resources": {"limits": {"cpu": "1"}},
+                "volumeMounts": [{"name": "kube-api-access-x", "mountPath": "/s"},
+                    {"name": "data", "mountPath": "/d"}]}],
+            "initContainers": [{"name": "init", "image": "b"}],
+            "volumes": [{"name": "kube-api-access-x", "projected": {"sources": [
+                    {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}]}},
+                {"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}},
+                {"name": "cfg", "configMap": {"name": "c"}}]},
         "status": {"phase": "Running", "reason": "R", "message": "M", "observedGeneration": 2,
             "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}],
             "podIP": "10.1.0.1", "podIPs": [{"ip": "10.1.0.1"}],
@@ -399,16 +405,19 @@ fn full_pod() -> serde_json::Value {
 }
 
 #[test]
-fn slim_keeps_what_readers_use_and_drops_the_rest_of_a_pod_status() {
+fn slim_keeps_what_readers_use_and_drops_the_rest_of_a_pod_status_and_volumes() {
     let mut pod: Pod = serde_json::from_value(full_pod()).unwrap();
     crate::cache::slim(&mut pod);
     let got = serde_json::to_value(&pod).unwrap();
     let mut want = full_pod();
-    // Metadata and spec are the base of full updates: only managedFields go.
+    // Metadata is kept but managedFields; of the spec, the volumes that are not claims go
+    // (volume mounts stay).
     want["metadata"]
         .as_object_mut()
         .unwrap()
         .remove("managedFields");
+    want["spec"]["volumes"] =
+        json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}}]);
     want["status"] = json!({"phase": "Running", "reason": "R", "message": "M",
         "observedGeneration": 2,
         "conditions": want["status"]["conditions"].clone(),
@@ -417,6 +426,13 @@ fn slim_keeps_what_readers_use_and_drops_the_rest_of_a_pod_status() {
         "initContainerStatuses": [{"name": "init", "image": "b", "imageID": "b@sha256:2",
             "ready": false, "restartCount": 0}]});
     assert_eq!(got, want);
+
+    // A pod whose volumes are all dropped has none.
+    let mut no_claims: Pod = serde_json::from_value(json!({"metadata": {"name": "n"},
+        "spec": {"containers": [], "volumes": [{"name": "t", "emptyDir": {}}]}}))
+    .unwrap();
+    crate::cache::slim(&mut no_claims);
+    assert!(no_claims.spec.unwrap().volumes.is_none());
 
     // A pod without status stays without.
     let mut bare: Pod = serde_json::from_value(json!({"metadata": {"name": "b"}})).unwrap();

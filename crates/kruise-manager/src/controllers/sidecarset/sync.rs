@@ -389,22 +389,20 @@ async fn set_upgradable_condition(
 /// the empty image, with Events on the pod.
 async fn flip_pod(s: &SidecarSet, ctx: &Context, state: &State, pod: &Pod) -> Result<(), Error> {
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
-    let mut current = pod.clone();
+    let mut base = pod.clone();
     let mut attempt = 0;
     let result = loop {
         attempt += 1;
+        let mut current = base.clone();
         upgrade::flip_hot_upgrade(s, &mut current, jiff::Timestamp::now());
-        match api
-            .replace(&current.name_any(), &PostParams::default(), &current)
-            .await
-        {
+        match crate::workload::update_pod(&api, &base, &current).await {
             Ok(updated) => {
                 state.resource_versions.expect_object(&updated.metadata);
                 break Ok(());
             }
             Err(e) if is_status(&e, 409) && attempt < CONFLICT_ATTEMPTS => {
                 match api.get_opt(&pod.name_any()).await? {
-                    Some(p) => current = p,
+                    Some(p) => base = p,
                     None => break Ok(()),
                 }
             }

@@ -973,7 +973,13 @@ impl Pass<'_> {
         let api = self.pods_api();
         let name = pod.name_any();
         let ordinal = plan::ordinal_of(pod);
-        let mut base = pod.clone();
+        // The cached pod lacks its volumes other than claims (see the cache's slimming): a
+        // storage repair, which adds claim volumes, starts from the pod as the server has it.
+        let mut base = if plan::storage_matches(self.set, pod) {
+            pod.clone()
+        } else {
+            api.get(&name).await?
+        };
         let mut attempt = 0;
         let result = loop {
             let mut p = base.clone();
@@ -994,7 +1000,7 @@ impl Pass<'_> {
             if !dirty {
                 return Ok(());
             }
-            match api.replace(&name, &PostParams::default(), &p).await {
+            match workload::update_pod(&api, &base, &p).await {
                 Ok(written) => {
                     self.state
                         .resource_versions
