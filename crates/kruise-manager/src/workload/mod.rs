@@ -140,6 +140,61 @@ pub async fn update_pod(api: &Api<Pod>, base: &Pod, updated: &Pod) -> Result<Pod
     .await
 }
 
+/// Least time between two writes of one workload's status that change nothing but its replica
+/// counts. OpenKruise writes a changed status on every reconcile; during a fast rollout (no
+/// client throttling) that is several writes per second per workload, each one superseded by
+/// the next. A count-only change made sooner than this after the last write is held back and
+/// written when the interval ends (the reconcile requeues for it), so a rollout's status
+/// trails its pods by at most this long. Changes of anything else — `observedGeneration`,
+/// revisions, conditions, selector, collision count, expected updated replicas — are written at
+/// once.
+pub const STATUS_COUNTS_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// When each workload's status was last written by this process, for holding count-only
+/// changes back ([`STATUS_COUNTS_INTERVAL`]). Keys are the controller's queue keys
+/// (`namespace/name`); entries older than the interval are dropped as new ones come, so the map
+/// holds only workloads written within the last interval. A restarted manager knows no write
+/// and writes at once. Clones share one record.
+#[derive(Debug, Default, Clone)]
+pub struct StatusWrites {
+    last: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+}
+
+impl StatusWrites {
+    /// How long a count-only status change of `key` must wait at `now`: `None` to write now,
+    /// else the rest of [`STATUS_COUNTS_INTERVAL`] since the last write.
+    pub fn hold(&self, key: &str, now: std::time::Instant) -> Option<std::time::Duration> {
+        let last = self.lock().get(key).copied();
+        hold_for(last, now, STATUS_COUNTS_INTERVAL)
+    }
+
+    /// Records a status write of `key` at `now` (and forgets writes older than the interval).
+    pub fn wrote(&self, key: &str, now: std::time::Instant) {
+        let mut last = self.lock();
+        last.retain(|_, t| now.saturating_duration_since(*t) < STATUS_COUNTS_INTERVAL);
+        last.insert(key.to_owned(), now);
+    }
+
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, std::time::Instant>> {
+        self.last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The hold of a count-only status change: `None` when nothing was written within `interval`
+/// before `now`, else what is left of it.
+pub fn hold_for(
+    last_write: Option<std::time::Instant>,
+    now: std::time::Instant,
+    interval: std::time::Duration,
+) -> Option<std::time::Duration> {
+    let elapsed = now.saturating_duration_since(last_write?);
+    (elapsed < interval).then(|| interval - elapsed)
+}
+
 /// Whether a kube error is the API server's `code`.
 pub(crate) fn is_status(e: &kube::Error, code: u16) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == code)

@@ -414,3 +414,29 @@ fn pod_update_patch_applies_to_the_full_pod_and_keeps_what_the_cache_dropped() {
     let same = super::pod_update_patch(&cached, &cached).unwrap();
     assert_eq!(same.0.len(), 1);
 }
+
+#[test]
+fn count_only_status_changes_wait_out_the_interval_since_the_last_write() {
+    use super::{STATUS_COUNTS_INTERVAL, StatusWrites, hold_for};
+    use std::time::Instant;
+    let t0 = Instant::now();
+    let ms = Duration::from_millis;
+    assert_eq!(hold_for(None, t0, ms(1000)), None);
+    assert_eq!(hold_for(Some(t0), t0 + ms(300), ms(1000)), Some(ms(700)));
+    assert_eq!(hold_for(Some(t0), t0 + ms(1000), ms(1000)), None);
+    // A clock read before the write (another worker) holds for the whole interval, no panic.
+    assert_eq!(hold_for(Some(t0 + ms(5)), t0, ms(1000)), Some(ms(1000)));
+
+    let writes = StatusWrites::default();
+    assert_eq!(writes.hold("ns/a", t0), None);
+    writes.wrote("ns/a", t0);
+    assert_eq!(
+        writes.hold("ns/a", t0 + ms(400)),
+        Some(STATUS_COUNTS_INTERVAL - ms(400))
+    );
+    assert_eq!(writes.hold("ns/b", t0 + ms(400)), None, "per workload");
+    assert_eq!(writes.hold("ns/a", t0 + STATUS_COUNTS_INTERVAL), None);
+    // Old entries are dropped when others are written.
+    writes.wrote("ns/b", t0 + STATUS_COUNTS_INTERVAL * 2);
+    assert_eq!(writes.last.lock().unwrap().len(), 1);
+}

@@ -79,6 +79,8 @@ pub struct State {
     pub scale: ScaleExpectations,
     /// Minimum resourceVersions the cache must show for objects we wrote.
     pub resource_versions: ResourceVersionExpectations,
+    /// Last status write per CloneSet, to hold count-only changes back.
+    pub status_writes: crate::workload::StatusWrites,
     /// Value of `--cloneset-scaling-exclude-preparing-delete`.
     pub exclude_preparing_delete: bool,
     /// ImagePullJobs (`apps.kruise.io/v1beta1`), read only with the
@@ -200,6 +202,7 @@ pub fn setup(
         revisions: revisions.clone(),
         scale,
         resource_versions: rvs,
+        status_writes: Default::default(),
         exclude_preparing_delete,
         image_pull_jobs,
         expectation_leakage,

@@ -225,6 +225,23 @@ pub fn status_changed(old: Option<&CloneSetStatus>, new: &CloneSetStatus) -> boo
         || new.conditions != old.conditions
 }
 
+/// Whether `new` differs from `old` only in its replica counts (`replicas`, `readyReplicas`,
+/// `availableReplicas`, `updatedReplicas`, `updatedReadyReplicas`, `updatedAvailableReplicas`):
+/// such a change may be held back ([`crate::workload::STATUS_COUNTS_INTERVAL`]); any other is
+/// written at once.
+pub fn only_counts_changed(old: Option<&CloneSetStatus>, new: &CloneSetStatus) -> bool {
+    let Some(old) = old else {
+        return false;
+    };
+    new.observed_generation == old.observed_generation
+        && new.expected_updated_replicas == old.expected_updated_replicas
+        && new.update_revision == old.update_revision
+        && new.current_revision == old.current_revision
+        && new.label_selector == old.label_selector
+        && new.collision_count == old.collision_count
+        && new.conditions == old.conditions
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,6 +337,48 @@ mod tests {
         b.ready_replicas = 1;
         assert!(status_changed(Some(&a), &b));
         assert!(status_changed(None, &b));
+    }
+
+    #[test]
+    fn only_replica_count_changes_may_be_held_back() {
+        let old = CloneSetStatus {
+            observed_generation: Some(2),
+            replicas: 5,
+            update_revision: Some("r2".into()),
+            current_revision: Some("r1".into()),
+            expected_updated_replicas: Some(5),
+            ..CloneSetStatus::default()
+        };
+        let mut counts = old.clone();
+        counts.ready_replicas = 4;
+        counts.updated_replicas = 3;
+        counts.updated_ready_replicas = 2;
+        counts.updated_available_replicas = Some(2);
+        counts.available_replicas = 4;
+        assert!(only_counts_changed(Some(&old), &counts));
+        // Anything else is written at once.
+        let changes: [fn(&mut CloneSetStatus); 7] = [
+            |s| s.observed_generation = Some(3),
+            |s| s.update_revision = Some("r3".into()),
+            |s| s.current_revision = Some("r2".into()),
+            |s| s.expected_updated_replicas = Some(4),
+            |s| s.collision_count = Some(1),
+            |s| s.label_selector = Some("app=x".into()),
+            |s| {
+                s.conditions = Some(vec![kruise_api::apps::v1alpha1::CloneSetCondition {
+                    type_: CONDITION_PROGRESSING.into(),
+                    status: "True".into(),
+                    ..Default::default()
+                }])
+            },
+        ];
+        for change in changes {
+            let mut new = counts.clone();
+            change(&mut new);
+            assert!(!only_counts_changed(Some(&old), &new), "{new:?}");
+        }
+        // The first status of a CloneSet is never held.
+        assert!(!only_counts_changed(None, &counts));
     }
 
     fn progressing(st: &CloneSetStatus) -> Option<(String, String)> {

@@ -181,9 +181,9 @@ pub(super) async fn sync(
         now,
     );
     let deadline_check = status::set_progressing_condition(cs, &mut new_status, now);
-    write_status(cs, ctx, &new_status).await?;
+    let held = write_status(cs, ctx, state, key, &new_status).await?;
 
-    let mut requeue: Option<Duration> = None;
+    let mut requeue: Option<Duration> = held;
     let scaled = scale(
         cs,
         ctx,
@@ -1047,13 +1047,29 @@ fn inplace_spec(
 // ---------------------------------------------------------------------------------------------
 // Status and housekeeping
 
+/// Writes the CloneSet's status when it changed; a change of replica counts only, within
+/// [`crate::workload::STATUS_COUNTS_INTERVAL`] of this CloneSet's last status write, is held
+/// back instead: returns when to reconcile again to write it.
 async fn write_status(
     cs: &CloneSet,
     ctx: &Context,
+    state: &State,
+    key: &str,
     new_status: &CloneSetStatus,
-) -> Result<(), Error> {
+) -> Result<Option<Duration>, Error> {
     if !status::status_changed(cs.status.as_ref(), new_status) {
-        return Ok(());
+        return Ok(None);
+    }
+    let started = std::time::Instant::now();
+    if status::only_counts_changed(cs.status.as_ref(), new_status)
+        && let Some(wait) = state.status_writes.hold(key, started)
+    {
+        debug!(
+            cloneset = key,
+            ?wait,
+            "replica counts changed; status write held back"
+        );
+        return Ok(Some(wait));
     }
     let ns = cs.namespace().unwrap_or_default();
     let api: Api<CloneSet> = Api::namespaced(ctx.client.clone(), &ns);
@@ -1064,7 +1080,8 @@ async fn write_status(
         &Patch::Merge(patch),
     )
     .await?;
-    Ok(())
+    state.status_writes.wrote(key, started);
+    Ok(None)
 }
 
 async fn truncate_pods_to_delete(
