@@ -347,12 +347,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Safe for writes: an update (PUT) without `managedFields` keeps the server's (the API
 /// server's field manager takes the live object's entries when a request has none); a pod's
 /// status is written only through `pods/status`, from patches or a fresh GET; and kruise-rs
-/// never PUTs a pod built
-/// from a cached one: it sends the difference between the cached pod and the changed copy as a
-/// JSON patch with the cached `resourceVersion` as precondition (kruise-manager's
-/// `workload::update_pod`), so the fields dropped here are neither sent nor needed. Metadata,
-/// the rest of the spec and every other kind are kept whole, since cached objects are the base
-/// of full updates.
+/// never PUTs a pod built from a cached one: it sends the difference between the cached pod
+/// and the changed copy as a JSON patch with the cached `resourceVersion` as precondition
+/// (kruise-manager's `workload::update_pod`), so the fields dropped here are neither sent nor
+/// needed. Pod metadata, the rest of the pod spec and every other kind are kept whole: cached
+/// objects of other kinds are the base of full updates.
 pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
     obj.meta_mut().managed_fields = None;
     let any: &mut dyn Any = obj;
