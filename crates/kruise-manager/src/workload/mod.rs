@@ -12,6 +12,8 @@
 //! - [`lifecycle`]: lifecycle state writes (`KruisePodReady` not-ready keys first, then the state
 //!   label and `lifecycle.apps.kruise.io/timestamp`).
 //! - [`inplace`]: in-place update writes (start an update, refresh grace periods and completion).
+//! - [`update_pod`]: a pod update built on a cached pod, as a JSON patch bound to its
+//!   resourceVersion; [`StatusWrites`]: count-only status changes held to one write a second.
 
 pub mod claim;
 pub mod history;
