@@ -183,7 +183,7 @@ pub(super) async fn sync(
     let deadline_check = status::set_progressing_condition(cs, &mut new_status, now);
     let held = write_status(cs, ctx, state, key, &new_status).await?;
 
-    let mut requeue: Option<Duration> = held;
+    let mut requeue: Option<Duration> = None;
     let scaled = scale(
         cs,
         ctx,
@@ -224,6 +224,8 @@ pub(super) async fn sync(
         requeue = shortest(requeue, Some(Duration::from_secs(min_ready as u64 + 1)));
     }
     requeue = shortest(requeue, deadline_check);
+    // A held status write must be written later even when nothing else changes.
+    requeue = shortest(requeue, held);
     Ok(requeue.map_or_else(Action::await_change, Action::requeue))
 }
 
@@ -1237,5 +1239,123 @@ mod tests {
             keys,
             ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]
         );
+    }
+}
+
+/// The status write of a sync against a scripted API, with the shared cache's informers.
+#[cfg(test)]
+mod status_write_tests {
+    use super::*;
+    use kruise_runtime::features::FeatureGates;
+    use kruise_runtime::runner::ControllerConfig;
+    use kruise_runtime::testing::{ListReply, Reply, ScriptedApi};
+
+    fn ready_pod(name: &str) -> serde_json::Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
+                "resourceVersion": "7",
+                "labels": {"app": "web", "apps.kruise.io/cloneset-instance-id": name},
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+                    "name": "web", "uid": "cs-uid", "controller": true}]},
+            "spec": {"nodeName": "n1", "containers": [{"name": "main", "image": "nginx"}]},
+            "status": {"phase": "Running", "conditions": [
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    }
+
+    /// A count-only change right after this CloneSet's last status write is held — and the
+    /// sync asks to run again within the interval, so the held write is made even when nothing
+    /// else changes (the requeue must survive the rest of the sync).
+    #[tokio::test]
+    async fn a_held_count_only_status_change_is_requeued_not_dropped() {
+        let api = ScriptedApi::new();
+        api.list(
+            "/api/v1/pods",
+            ListReply::Now(vec![
+                ready_pod("web-a"),
+                ready_pod("web-b"),
+                ready_pod("web-c"),
+            ]),
+        );
+        let ctx = Arc::new(Context::new(
+            api.client(),
+            FeatureGates::default(),
+            ControllerConfig::default(),
+        ));
+        let pods = ctx.cache.informer::<Pod>();
+        let pvcs = ctx.cache.informer::<PersistentVolumeClaim>();
+        let revisions = ctx.cache.informer::<ControllerRevision>();
+        kruise_runtime::cache::wait_for_cache_sync(
+            &[pods.synced(), pvcs.synced(), revisions.synced()],
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+        let state = State {
+            pods: pods.clone(),
+            pvcs,
+            revisions,
+            scale: Default::default(),
+            resource_versions: Default::default(),
+            status_writes: Default::default(),
+            exclude_preparing_delete: false,
+            image_pull_jobs: None,
+            expectation_leakage: Default::default(),
+        };
+        let mut cs: CloneSet = serde_json::from_value(json!({
+            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+            "metadata": {"name": "web", "namespace": "default", "uid": "cs-uid",
+                "resourceVersion": "5", "generation": 1},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                "updateStrategy": {"paused": true},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "main", "image": "nginx"}]}}}}))
+        .unwrap();
+        // The cached status: what this sync computes, but one ready pod short.
+        let (rev, collision) = ensure_update_revision(&cs, &ctx, &[]).await.unwrap();
+        let rev_name = rev.metadata.name.clone().unwrap();
+        let cached = pods.in_namespace("default");
+        let refs: Vec<&Pod> = cached.iter().map(|p| p.as_ref()).collect();
+        let mut old = status::calculate_status(
+            &cs,
+            &refs,
+            &rev_name,
+            &rev_name,
+            collision,
+            Some(0),
+            jiff::Timestamp::now(),
+        );
+        status::set_progressing_condition(&cs, &mut old, jiff::Timestamp::now());
+        assert_eq!(old.ready_replicas, 3);
+        old.ready_replicas = 2;
+        old.available_replicas = 2;
+        cs.status = Some(old);
+
+        let status_path = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web/status";
+        let written = Reply::Object(serde_json::to_value(&cs).unwrap());
+        api.reply("PATCH", status_path, [written.clone(), written]);
+        let status_writes = || {
+            api.writes()
+                .iter()
+                .filter(|w| w.path == status_path)
+                .count()
+        };
+        // First sync: written at once (no write yet within the interval).
+        let first = sync(&cs, &ctx, &state, "default/web").await.unwrap();
+        assert_eq!(status_writes(), 1);
+        assert_eq!(first, Action::await_change(), "nothing else to wait for");
+        // Same change again (the cache has not shown the write): held, and requeued.
+        let second = sync(&cs, &ctx, &state, "default/web").await.unwrap();
+        assert_eq!(status_writes(), 1, "held, not written");
+        assert_ne!(second, Action::await_change(), "a held write was dropped");
+        let wait = format!("{second:?}");
+        assert!(
+            wait.contains("requeue_after: Some("),
+            "held write must be retried after the interval: {wait}"
+        );
+        // After the interval it is written.
+        tokio::time::sleep(crate::workload::STATUS_COUNTS_INTERVAL).await;
+        sync(&cs, &ctx, &state, "default/web").await.unwrap();
+        assert_eq!(status_writes(), 2);
+        ctx.shutdown.cancel();
     }
 }
