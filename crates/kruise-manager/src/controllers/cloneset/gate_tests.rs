@@ -10,7 +10,7 @@ use kruise_runtime::features::FeatureGates;
 use kruise_runtime::runner::{Context, ControllerConfig};
 use kruise_runtime::testing::{ListReply, ScriptedApi};
 
-fn cloneset(replicas: i32) -> Value {
+pub(super) fn cloneset(replicas: i32) -> Value {
     json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
         "metadata": {"name": "web", "namespace": "default", "uid": "cs-uid",
             "resourceVersion": "5", "generation": 1},
@@ -20,7 +20,7 @@ fn cloneset(replicas: i32) -> Value {
                 "spec": {"containers": [{"name": "main", "image": "nginx"}]}}}})
 }
 
-fn pod(name: &str) -> Value {
+pub(super) fn pod(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
             "resourceVersion": "7",

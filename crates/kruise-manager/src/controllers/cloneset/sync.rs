@@ -1250,17 +1250,7 @@ mod status_write_tests {
     use kruise_runtime::runner::ControllerConfig;
     use kruise_runtime::testing::{ListReply, Reply, ScriptedApi};
 
-    fn ready_pod(name: &str) -> serde_json::Value {
-        json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
-                "resourceVersion": "7",
-                "labels": {"app": "web", "apps.kruise.io/cloneset-instance-id": name},
-                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
-                    "name": "web", "uid": "cs-uid", "controller": true}]},
-            "spec": {"nodeName": "n1", "containers": [{"name": "main", "image": "nginx"}]},
-            "status": {"phase": "Running", "conditions": [
-                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
-    }
+    use crate::controllers::cloneset::gate_tests::{cloneset, pod as ready_pod};
 
     /// A count-only change right after this CloneSet's last status write is held — and the
     /// sync asks to run again within the interval, so the held write is made even when nothing
@@ -1301,15 +1291,7 @@ mod status_write_tests {
             image_pull_jobs: None,
             expectation_leakage: Default::default(),
         };
-        let mut cs: CloneSet = serde_json::from_value(json!({
-            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
-            "metadata": {"name": "web", "namespace": "default", "uid": "cs-uid",
-                "resourceVersion": "5", "generation": 1},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
-                "updateStrategy": {"paused": true},
-                "template": {"metadata": {"labels": {"app": "web"}},
-                    "spec": {"containers": [{"name": "main", "image": "nginx"}]}}}}))
-        .unwrap();
+        let mut cs: CloneSet = serde_json::from_value(cloneset(3)).unwrap();
         // The cached status: what this sync computes, but one ready pod short.
         let (rev, collision) = ensure_update_revision(&cs, &ctx, &[]).await.unwrap();
         let rev_name = rev.metadata.name.clone().unwrap();
