@@ -15,8 +15,10 @@
 //! * **Slim objects.** `metadata.managedFields` is dropped before an object is stored: no
 //!   controller reads it, and it is often the largest part of a pod. Of pods, only the status
 //!   fields some controller reads are kept (`slim`: phase, reason, message, conditions, and
-//!   each container status' name, image, imageID, containerID, ready, restartCount); spec and
-//!   metadata stay whole, as cached objects are the base of full updates.
+//!   each container status' name, image, imageID, containerID, ready, restartCount), and of
+//!   the spec's volumes only the claims; the rest of the spec and the metadata stay whole
+//!   (pods are written as JSON patches against the cached copy). Nodes are cached without
+//!   their status, which nothing reads.
 //! * **Sync state per informer.** Every informer has a [`CacheSync`] handle that turns true when
 //!   its initial list has completed (the watcher's first `InitDone`, i.e. client-go's
 //!   `HasSynced`). The check `cache-<plural>` keeps `/readyz` failing until then. Controllers
@@ -342,7 +344,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Drops what no controller or webhook reads before an object is cached: `managedFields` of
 /// every kind; of pods the status fields outside [`slim_pod_status`]'s keep-list and the
-/// volumes that are not claims ([`slim_pod_volumes`]).
+/// volumes that are not claims ([`slim_pod_volumes`]); of nodes the whole status.
 ///
 /// Safe for writes: an update (PUT) without `managedFields` keeps the server's (the API
 /// server's field manager takes the live object's entries when a request has none); a pod's
@@ -358,6 +360,14 @@ pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
     if let Some(pod) = any.downcast_mut::<k8s_openapi::api::core::v1::Pod>() {
         slim_pod_status(pod);
         slim_pod_volumes(pod);
+    } else if let Some(node) = any.downcast_mut::<k8s_openapi::api::core::v1::Node>() {
+        // Nothing reads a node's status (the DaemonSet controller reads names, labels and
+        // taints, CloneSet's scale-in spreading the labels), and on a real node it is most of
+        // the object: `status.images` alone lists up to 50 images with every name and size,
+        // beside conditions with their messages, capacity, allocatable, addresses and node
+        // info. Code that starts reading a node's status must keep it here (a unit test
+        // checks what is kept). Nodes are never written from the cache.
+        node.status = None;
     }
 }
 

@@ -441,6 +441,36 @@ fn slim_keeps_what_readers_use_and_drops_the_rest_of_a_pod_status_and_volumes() 
 }
 
 #[test]
+fn slim_keeps_a_nodes_metadata_and_spec_and_drops_its_status() {
+    use k8s_openapi::api::core::v1::Node;
+    let node = json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1", "zone": "a"},
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
+            "managedFields": [{"manager": "kubelet", "operation": "Update"}]},
+        "spec": {"podCIDR": "10.1.0.0/24", "podCIDRs": ["10.1.0.0/24"], "unschedulable": true,
+            "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]},
+        "status": {"capacity": {"cpu": "4"}, "allocatable": {"cpu": "4"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "kubelet is posting ready status"}],
+            "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
+            "nodeInfo": {"machineID": "m", "systemUUID": "s", "bootID": "b",
+                "kernelVersion": "6", "osImage": "o", "containerRuntimeVersion": "containerd://2",
+                "kubeletVersion": "v1.37.2", "kubeProxyVersion": "", "operatingSystem": "linux",
+                "architecture": "amd64"},
+            "images": [{"names": ["registry.k8s.io/pause@sha256:1", "registry.k8s.io/pause:3.10"],
+                "sizeBytes": 320368}]}});
+    let mut obj: Node = serde_json::from_value(node.clone()).unwrap();
+    crate::cache::slim(&mut obj);
+    let mut want = node;
+    want["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("managedFields");
+    want.as_object_mut().unwrap().remove("status");
+    assert_eq!(serde_json::to_value(&obj).unwrap(), want);
+}
+
+#[test]
 fn slim_keeps_other_kinds_whole_but_managed_fields() {
     use k8s_openapi::api::core::v1::ConfigMap;
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
