@@ -23,6 +23,7 @@ pub mod conversion;
 pub mod crds;
 pub mod defaults;
 pub mod keys;
+pub mod pod;
 pub mod policy;
 pub mod schema;
 pub mod validation;

@@ -6,10 +6,9 @@
 //! (`k8s.io/kubernetes/pkg/api/v1/pod`, `pkg/controller`) and OpenKruise's own `pkg/util/pods.go`;
 //! differences are called out on the individual functions.
 
-use k8s_openapi::api::core::v1::{
-    Container, ContainerStatus, Pod, PodCondition, PodReadinessGate, PodSpec,
-};
+use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kruise_api::pod::{CachedContainer, CachedContainerStatus, CachedPod};
 
 /// Pod condition type `Ready`.
 pub const POD_READY: &str = "Ready";
@@ -34,7 +33,7 @@ pub const PHASE_PENDING: &str = "Pending";
 pub const READINESS_GATES_NOT_READY: &str = "ReadinessGatesNotReady";
 
 /// The pod's phase, or `""` when the status or phase is absent.
-pub fn phase(pod: &Pod) -> &str {
+pub fn phase(pod: &CachedPod) -> &str {
     pod.status
         .as_ref()
         .and_then(|s| s.phase.as_deref())
@@ -42,7 +41,7 @@ pub fn phase(pod: &Pod) -> &str {
 }
 
 /// The pod's conditions (empty when there is no status).
-pub fn conditions(pod: &Pod) -> &[PodCondition] {
+pub fn conditions(pod: &CachedPod) -> &[PodCondition] {
     pod.status
         .as_ref()
         .and_then(|s| s.conditions.as_deref())
@@ -50,19 +49,19 @@ pub fn conditions(pod: &Pod) -> &[PodCondition] {
 }
 
 /// The first condition of type `type_`, if any.
-pub fn get_condition<'a>(pod: &'a Pod, type_: &str) -> Option<&'a PodCondition> {
+pub fn get_condition<'a>(pod: &'a CachedPod, type_: &str) -> Option<&'a PodCondition> {
     conditions(pod).iter().find(|c| c.type_ == type_)
 }
 
 /// Whether the condition of type `type_` exists and has status `True`.
-pub fn is_condition_true(pod: &Pod, type_: &str) -> bool {
+pub fn is_condition_true(pod: &CachedPod, type_: &str) -> bool {
     get_condition(pod, type_).is_some_and(|c| c.status == CONDITION_TRUE)
 }
 
 /// Sets a condition the way OpenKruise's `util.SetPodCondition` does: a missing condition is
 /// appended; an existing condition of the same type is replaced **only when its status differs**
 /// (a same-status condition keeps its reason, message and times). Returns whether the pod changed.
-pub fn set_condition(pod: &mut Pod, condition: PodCondition) -> bool {
+pub fn set_condition(pod: &mut CachedPod, condition: PodCondition) -> bool {
     let conds = pod
         .status
         .get_or_insert_with(Default::default)
@@ -83,7 +82,7 @@ pub fn set_condition(pod: &mut Pod, condition: PodCondition) -> bool {
 
 /// Sets a condition, also replacing an existing same-status condition whose message differs
 /// (OpenKruise `util.SetPodConditionIfMsgChanged`). Returns whether the pod changed.
-pub fn set_condition_if_msg_changed(pod: &mut Pod, condition: PodCondition) -> bool {
+pub fn set_condition_if_msg_changed(pod: &mut CachedPod, condition: PodCondition) -> bool {
     let conds = pod
         .status
         .get_or_insert_with(Default::default)
@@ -113,7 +112,7 @@ pub fn set_condition_if_msg_changed(pod: &mut Pod, condition: PodCondition) -> b
 /// otherwise it becomes `False` with reason [`READINESS_GATES_NOT_READY`], a message listing the
 /// offending gates, and no transition time. As with [`set_condition`], an existing `Ready`
 /// condition is only replaced when its status changes. Returns whether the pod changed.
-pub fn set_pod_ready_condition(pod: &mut Pod, now: jiff::Timestamp) -> bool {
+pub fn set_pod_ready_condition(pod: &mut CachedPod, now: jiff::Timestamp) -> bool {
     if get_condition(pod, POD_READY).is_none() || !is_condition_true(pod, CONTAINERS_READY) {
         return false;
     }
@@ -156,27 +155,27 @@ pub fn set_pod_ready_condition(pod: &mut Pod, now: jiff::Timestamp) -> bool {
 }
 
 /// Whether the pod's `Ready` condition is `True` (upstream `podutil.IsPodReady`).
-pub fn is_pod_ready(pod: &Pod) -> bool {
+pub fn is_pod_ready(pod: &CachedPod) -> bool {
     is_condition_true(pod, POD_READY)
 }
 
 /// Whether the pod is being deleted (`metadata.deletionTimestamp` is set).
-pub fn is_terminating(pod: &Pod) -> bool {
+pub fn is_terminating(pod: &CachedPod) -> bool {
     pod.metadata.deletion_timestamp.is_some()
 }
 
 /// Whether the pod's phase is terminal (`Succeeded` or `Failed`).
-pub fn is_terminal(pod: &Pod) -> bool {
+pub fn is_terminal(pod: &CachedPod) -> bool {
     matches!(phase(pod), PHASE_SUCCEEDED | PHASE_FAILED)
 }
 
 /// Upstream `controller.IsPodActive`: not `Succeeded`, not `Failed`, and not being deleted.
-pub fn is_active(pod: &Pod) -> bool {
+pub fn is_active(pod: &CachedPod) -> bool {
     !is_terminal(pod) && !is_terminating(pod)
 }
 
 /// OpenKruise `util.IsRunningAndReady`: phase `Running`, `Ready` is `True`, not being deleted.
-pub fn is_running_and_ready(pod: &Pod) -> bool {
+pub fn is_running_and_ready(pod: &CachedPod) -> bool {
     phase(pod) == PHASE_RUNNING && is_pod_ready(pod) && !is_terminating(pod)
 }
 
@@ -184,7 +183,7 @@ pub fn is_running_and_ready(pod: &Pod) -> bool {
 /// either `min_ready_seconds` is 0 (or negative) or the `Ready` condition's transition time plus
 /// `min_ready_seconds` is strictly before `now`. A ready pod without a transition time is
 /// available only when `min_ready_seconds` is 0.
-pub fn is_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+pub fn is_available(pod: &CachedPod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
     let Some(ready) = get_condition(pod, POD_READY) else {
         return false;
     };
@@ -207,12 +206,16 @@ pub fn is_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> 
 }
 
 /// OpenKruise CloneSet `IsRunningAndAvailable`: phase `Running` and [`is_available`].
-pub fn is_running_and_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+pub fn is_running_and_available(
+    pod: &CachedPod,
+    min_ready_seconds: i32,
+    now: jiff::Timestamp,
+) -> bool {
     phase(pod) == PHASE_RUNNING && is_available(pod, min_ready_seconds, now)
 }
 
 /// OpenKruise `util.HasPodScheduled`: the pod has a `spec.nodeName`.
-pub fn is_scheduled(pod: &Pod) -> bool {
+pub fn is_scheduled(pod: &CachedPod) -> bool {
     pod.spec
         .as_ref()
         .and_then(|s| s.node_name.as_deref())
@@ -220,7 +223,7 @@ pub fn is_scheduled(pod: &Pod) -> bool {
 }
 
 /// The pod's regular containers (empty when there is no spec).
-pub fn containers(pod: &Pod) -> &[Container] {
+pub fn containers(pod: &CachedPod) -> &[CachedContainer] {
     pod.spec
         .as_ref()
         .map(|s| s.containers.as_slice())
@@ -228,12 +231,12 @@ pub fn containers(pod: &Pod) -> &[Container] {
 }
 
 /// The regular container named `name` (init and ephemeral containers are not searched).
-pub fn get_container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
+pub fn get_container<'a>(pod: &'a CachedPod, name: &str) -> Option<&'a CachedContainer> {
     containers(pod).iter().find(|c| c.name == name)
 }
 
 /// The regular container statuses (empty when there is no status).
-pub fn container_statuses(pod: &Pod) -> &[ContainerStatus] {
+pub fn container_statuses(pod: &CachedPod) -> &[CachedContainerStatus] {
     pod.status
         .as_ref()
         .and_then(|s| s.container_statuses.as_deref())
@@ -241,15 +244,19 @@ pub fn container_statuses(pod: &Pod) -> &[ContainerStatus] {
 }
 
 /// The status of the regular container named `name` (OpenKruise `util.GetContainerStatus`).
-pub fn get_container_status<'a>(pod: &'a Pod, name: &str) -> Option<&'a ContainerStatus> {
+pub fn get_container_status<'a>(
+    pod: &'a CachedPod,
+    name: &str,
+) -> Option<&'a CachedContainerStatus> {
     container_statuses(pod).iter().find(|c| c.name == name)
 }
 
 /// Whether the pod spec lists the readiness gate `condition_type`.
-pub fn has_readiness_gate(pod: &Pod, condition_type: &str) -> bool {
+pub fn has_readiness_gate(pod: &CachedPod, condition_type: &str) -> bool {
     pod.spec
         .as_ref()
-        .is_some_and(|s| spec_has_readiness_gate(s, condition_type))
+        .and_then(|s| s.readiness_gates.as_deref())
+        .is_some_and(|g| g.iter().any(|g| g.condition_type == condition_type))
 }
 
 /// Whether the pod spec (or pod template spec) lists the readiness gate `condition_type`.
@@ -276,8 +283,8 @@ pub fn inject_readiness_gate(spec: &mut PodSpec, condition_type: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::PodStatus;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kruise_api::pod::{CachedContainer, CachedContainerStatus, CachedPodSpec, CachedPodStatus};
 
     fn ts(s: &str) -> jiff::Timestamp {
         s.parse().expect("valid timestamp")
@@ -291,9 +298,9 @@ mod tests {
         }
     }
 
-    fn pod_with(phase: &str, conds: Vec<PodCondition>) -> Pod {
-        Pod {
-            status: Some(PodStatus {
+    fn pod_with(phase: &str, conds: Vec<PodCondition>) -> CachedPod {
+        CachedPod {
+            status: Some(CachedPodStatus {
                 phase: Some(phase.into()),
                 conditions: Some(conds),
                 ..Default::default()
@@ -304,7 +311,7 @@ mod tests {
 
     #[test]
     fn empty_pod_is_safe() {
-        let pod = Pod::default();
+        let pod = CachedPod::default();
         assert_eq!(phase(&pod), "");
         assert!(get_condition(&pod, POD_READY).is_none());
         assert!(!is_pod_ready(&pod));
@@ -320,7 +327,7 @@ mod tests {
 
     #[test]
     fn set_condition_only_replaces_on_status_change() {
-        let mut pod = Pod::default();
+        let mut pod = CachedPod::default();
         let mut c = cond("X", "False");
         c.reason = Some("A".into());
         assert!(set_condition(&mut pod, c.clone()));
@@ -367,7 +374,7 @@ mod tests {
                 cond("G", "False"),
             ],
         );
-        pod.spec = Some(PodSpec {
+        pod.spec = Some(CachedPodSpec {
             readiness_gates: Some(vec![
                 PodReadinessGate {
                     condition_type: "G".into(),
@@ -525,23 +532,23 @@ mod tests {
 
     #[test]
     fn containers_and_gates() {
-        let mut pod = Pod {
-            spec: Some(PodSpec {
+        let mut pod = CachedPod {
+            spec: Some(CachedPodSpec {
                 node_name: Some("n1".into()),
                 containers: vec![
-                    Container {
+                    CachedContainer {
                         name: "a".into(),
                         ..Default::default()
                     },
-                    Container {
+                    CachedContainer {
                         name: "b".into(),
                         ..Default::default()
                     },
                 ],
                 ..Default::default()
             }),
-            status: Some(PodStatus {
-                container_statuses: Some(vec![ContainerStatus {
+            status: Some(CachedPodStatus {
+                container_statuses: Some(vec![CachedContainerStatus {
                     name: "b".into(),
                     image_id: "id-b".into(),
                     ..Default::default()
@@ -558,10 +565,12 @@ mod tests {
             Some("id-b")
         );
         assert!(get_container_status(&pod, "a").is_none());
-        let spec = pod.spec.as_mut().unwrap();
+        let spec = &mut PodSpec::default();
         assert!(inject_readiness_gate(spec, "G"));
         assert!(!inject_readiness_gate(spec, "G"));
         assert_eq!(spec.readiness_gates.as_ref().unwrap().len(), 1);
+        assert!(!has_readiness_gate(&pod, "G"));
+        pod.spec.as_mut().unwrap().readiness_gates = spec.readiness_gates.clone();
         assert!(has_readiness_gate(&pod, "G"));
     }
 }

@@ -995,7 +995,10 @@ fn fake_daemon(ns: &TestNamespace) -> tokio::task::JoinHandle<()> {
                 {
                     continue;
                 }
-                let old = inplace::get_runtime_container_meta(&pod).ok().flatten();
+                let old =
+                    inplace::get_runtime_container_meta(&kruise_api::pod::CachedPod::from(&pod))
+                        .ok()
+                        .flatten();
                 let mut restart: Vec<String> = Vec::new();
                 let mut metas = Vec::new();
                 for c in &spec.containers {
@@ -1043,7 +1046,7 @@ fn fake_daemon(ns: &TestNamespace) -> tokio::task::JoinHandle<()> {
                                 container_id: st.container_id.clone().unwrap_or_default(),
                                 restart_count: st.restart_count,
                                 hashes: RuntimeContainerHashes {
-                                    plain_hash: inplace::plain_container_hash(c),
+                                    plain_hash: inplace::plain_container_hash(*c),
                                     extracted_env_from_metadata_hash: *env_hash,
                                 },
                             }

@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::common::LifecycleHook;
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 use kruise_e2e::{TestEnv, wait_for};
 use kruise_engines::lifecycle::{self, LifecycleState, NotReadyMessage, readiness};
 use kruise_engines::revision;
@@ -86,7 +87,7 @@ fn test_pod(name: &str, gate: bool) -> Pod {
     .unwrap()
 }
 
-async fn clear_finalizers(api: &Api<Pod>, name: &str) {
+async fn clear_finalizers(api: &Api<CachedPod>, name: &str) {
     let _ = api
         .patch(
             name,
@@ -100,11 +101,13 @@ async fn clear_finalizers(api: &Api<Pod>, name: &str) {
 async fn lifecycle_patches_merge_on_a_real_pod() {
     let env = env().await;
     let ns = env.namespace("engines-lc").await.expect("namespace");
-    let api: Api<Pod> = ns.api();
-    let pod = api
-        .create(&PostParams::default(), &test_pod("p", false))
-        .await
-        .expect("pod");
+    let full: Api<Pod> = ns.api();
+    let pod = CachedPod::from(
+        full.create(&PostParams::default(), &test_pod("p", false))
+            .await
+            .expect("pod"),
+    );
+    let api: Api<CachedPod> = ns.api();
     let now: Timestamp = "2024-05-06T07:08:09Z".parse().unwrap();
 
     let plan = lifecycle::plan_state_change(&pod, LifecycleState::PreparingNormal, false, now);
@@ -166,10 +169,11 @@ async fn lifecycle_patches_merge_on_a_real_pod() {
 async fn kruise_pod_ready_keys_through_pod_status() {
     let env = env().await;
     let ns = env.namespace("engines-ready").await.expect("namespace");
-    let api: Api<Pod> = ns.api();
-    api.create(&PostParams::default(), &test_pod("p", true))
+    let full: Api<Pod> = ns.api();
+    full.create(&PostParams::default(), &test_pod("p", true))
         .await
         .expect("pod");
+    let api: Api<CachedPod> = ns.api();
     // kwok reports the pod running; wait for its status so our write races less with it.
     wait_for("pod running", Duration::from_secs(60), || async {
         api.get("p")
@@ -216,14 +220,16 @@ async fn kruise_pod_ready_keys_through_pod_status() {
     clear_finalizers(&api, "p").await;
 }
 
-/// Re-reads the pod, applies `change`, and replaces its status, retrying on conflict.
-async fn write_status(api: &Api<Pod>, change: impl Fn(&mut Pod, Timestamp) -> bool) {
+/// Re-reads the pod, applies `change`, and writes its status (the manager's
+/// `update_pod_status`: a JSON patch bound to the read's resourceVersion), retrying on conflict.
+async fn write_status(api: &Api<CachedPod>, change: impl Fn(&mut CachedPod, Timestamp) -> bool) {
     for _ in 0..10 {
-        let mut pod = api.get_status("p").await.unwrap();
+        let base = api.get_status("p").await.unwrap();
+        let mut pod = base.clone();
         if !change(&mut pod, Timestamp::now()) {
             return;
         }
-        match api.replace_status("p", &PostParams::default(), &pod).await {
+        match kruise_manager::workload::update_pod_status(api, &base, &pod).await {
             Ok(_) => return,
             Err(kube::Error::Api(e)) if e.code == 409 => continue,
             Err(e) => panic!("replace status: {e}"),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 use kruise_e2e::{TestEnv, TestNamespace, wait_for};
 use kruise_engines::inplace::{self, RefreshAction, TemplateHashRevisionAdapter, UpdateOptions};
 use kruise_engines::podutil;
@@ -63,10 +64,11 @@ fn revision(name: &str, v: &str, images: &[(&str, &str)]) -> ControllerRevision 
     .expect("revision")
 }
 
-async fn create_running(ns: &TestNamespace, p: Pod) -> Pod {
-    let api: Api<Pod> = ns.api();
+async fn create_running(ns: &TestNamespace, p: Pod) -> CachedPod {
+    let api: Api<CachedPod> = ns.api();
+    let full: Api<Pod> = ns.api();
     let name = p.metadata.name.clone().expect("name");
-    api.create(&PostParams::default(), &p)
+    full.create(&PostParams::default(), &p)
         .await
         .expect("create pod");
     wait_for(
@@ -84,7 +86,7 @@ async fn create_running(ns: &TestNamespace, p: Pod) -> Pod {
 
 /// Calls `refresh` on the latest pod until it asks for something other than `Nothing`/`Wait`, and
 /// returns that action with the pod it was computed on.
-async fn refresh_until_action(api: &Api<Pod>, name: &str) -> (RefreshAction, Pod) {
+async fn refresh_until_action(api: &Api<CachedPod>, name: &str) -> (RefreshAction, CachedPod) {
     wait_for(
         &format!("a refresh action for pod {name}"),
         Duration::from_secs(60),
@@ -100,10 +102,10 @@ async fn refresh_until_action(api: &Api<Pod>, name: &str) -> (RefreshAction, Pod
     .expect("refresh action")
 }
 
-async fn apply(api: &Api<Pod>, name: &str, action: RefreshAction) -> Pod {
+async fn apply(api: &Api<CachedPod>, base: &CachedPod, action: RefreshAction) -> CachedPod {
+    let name = base.metadata.name.as_deref().expect("name");
     match action {
-        RefreshAction::UpdatePod(p) => api
-            .replace(name, &PostParams::default(), &p)
+        RefreshAction::UpdatePod(p) => kruise_manager::workload::update_pod(api, base, &p)
             .await
             .expect("update pod"),
         RefreshAction::PatchStatus(patch) => api
@@ -114,13 +116,13 @@ async fn apply(api: &Api<Pod>, name: &str, action: RefreshAction) -> Pod {
     }
 }
 
-fn image(p: &Pod, c: &str) -> String {
+fn image(p: &CachedPod, c: &str) -> String {
     podutil::get_container(p, c)
         .and_then(|c| c.image.clone())
         .unwrap_or_default()
 }
 
-fn condition_status(p: &Pod, t: &str) -> Option<String> {
+fn condition_status(p: &CachedPod, t: &str) -> Option<String> {
     podutil::get_condition(p, t).map(|c| c.status.clone())
 }
 
@@ -128,7 +130,7 @@ fn condition_status(p: &Pod, t: &str) -> Option<String> {
 async fn image_and_metadata_update_in_place_completes() {
     let env = env().await;
     let ns = env.namespace("inplace").await.expect("namespace");
-    let api: Api<Pod> = ns.api();
+    let api: Api<CachedPod> = ns.api();
     let created = create_running(
         &ns,
         pod("p1", json!([{"name": "main", "image": "nginx:1.25"}, {"name": "side", "image": "busybox:1.36"}])),
@@ -206,8 +208,7 @@ async fn image_and_metadata_update_in_place_completes() {
         .map(|s| (s.name.clone(), s.image_id.clone()))
         .collect();
     let updated = inplace::prepare_update(&latest, &spec, &ADAPTER, now()).expect("prepare");
-    let written = api
-        .replace("p1", &PostParams::default(), &updated)
+    let written = kruise_manager::workload::update_pod(&api, &latest, &updated)
         .await
         .expect("update pod");
     assert_eq!(image(&written, "main"), "nginx:1.26");
@@ -237,7 +238,7 @@ async fn image_and_metadata_update_in_place_completes() {
     assert_ne!(main.image_id, before_ids["main"]);
     let side = podutil::get_container_status(&seen, "side").expect("side status");
     assert_eq!(side.image_id, before_ids["side"], "side was not restarted");
-    apply(&api, "p1", action).await;
+    apply(&api, &seen, action).await;
     wait_for("pod p1 Ready again", Duration::from_secs(30), || async {
         let p = api.get("p1").await.ok()?;
         (podutil::is_pod_ready(&p)
@@ -260,7 +261,7 @@ async fn updates_of_slimmed_cached_pods_keep_what_the_cache_dropped_and_conflict
 
     let env = env().await;
     let ns = env.namespace("inplace-slim").await.expect("namespace");
-    let api: Api<Pod> = ns.api();
+    let api: Api<CachedPod> = ns.api();
     let mut p = pod(
         "p4",
         json!([{"name": "main", "image": "nginx:1.25",
@@ -284,7 +285,7 @@ async fn updates_of_slimmed_cached_pods_keep_what_the_cache_dropped_and_conflict
         Readiness::new(),
         stop.clone(),
     );
-    let pods = cache.informer::<Pod>();
+    let pods = cache.informer::<CachedPod>();
     wait_for_cache_sync(&[pods.synced()], Duration::from_secs(30))
         .await
         .expect("pod cache synced");
@@ -356,7 +357,7 @@ async fn ready_patch_and_lifecycle_state_land_over_concurrent_status_writes() {
     use kruise_engines::lifecycle::{self, LifecycleState};
     let env = env().await;
     let ns = env.namespace("inplace-rv").await.expect("namespace");
-    let api: Api<Pod> = ns.api();
+    let api: Api<CachedPod> = ns.api();
     let p = create_running(
         &ns,
         pod("p2", json!([{"name": "main", "image": "nginx:1.25"}])),
@@ -409,7 +410,7 @@ async fn ready_patch_and_lifecycle_state_land_over_concurrent_status_writes() {
 async fn grace_period_then_launch_priority_batches() {
     let env = env().await;
     let ns = env.namespace("inplace-grace").await.expect("namespace");
-    let api: Api<Pod> = ns.api();
+    let api: Api<CachedPod> = ns.api();
     let p = create_running(
         &ns,
         pod(
@@ -444,8 +445,7 @@ async fn grace_period_then_launch_priority_batches() {
     }
     let latest = api.get("p3").await.expect("get");
     let updated = inplace::prepare_update(&latest, &spec, &ADAPTER, now()).expect("prepare");
-    let written = api
-        .replace("p3", &PostParams::default(), &updated)
+    let written = kruise_manager::workload::update_pod(&api, &latest, &updated)
         .await
         .expect("update");
     assert!(inplace::has_grace_period_pending(&written));
@@ -463,8 +463,8 @@ async fn grace_period_then_launch_priority_batches() {
 
     // Grace over: first batch = the highest priority (main) only.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let (action, _) = refresh_until_action(&api, "p3").await;
-    let p = apply(&api, "p3", action).await;
+    let (action, seen) = refresh_until_action(&api, "p3").await;
+    let p = apply(&api, &seen, action).await;
     assert!(!inplace::has_grace_period_pending(&p));
     assert_eq!(image(&p, "main"), "nginx:1.26");
     assert_eq!(image(&p, "side"), "busybox:1.36");
@@ -475,8 +475,8 @@ async fn grace_period_then_launch_priority_batches() {
     );
 
     // Once main runs its new image and is ready: the next batch.
-    let (action, _) = refresh_until_action(&api, "p3").await;
-    let p = apply(&api, "p3", action).await;
+    let (action, seen) = refresh_until_action(&api, "p3").await;
+    let p = apply(&api, &seen, action).await;
     assert_eq!(image(&p, "side"), "busybox:1.37");
     let state = inplace::get_state(&p).expect("state").expect("present");
     assert!(state.next_container_images.is_empty());
@@ -489,7 +489,7 @@ async fn grace_period_then_launch_priority_batches() {
         "{action:?}"
     );
     assert_eq!(inplace::check_update_completed(&seen), Ok(()));
-    let p = apply(&api, "p3", action).await;
+    let p = apply(&api, &seen, action).await;
     assert_eq!(
         condition_status(&p, inplace::IN_PLACE_UPDATE_READY).as_deref(),
         Some("True")

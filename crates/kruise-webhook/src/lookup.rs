@@ -16,9 +16,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kruise_api::apps::v1beta1::SidecarSet;
+use kruise_api::pod::CachedPod;
 use kruise_runtime::cache::{Informer, SharedCache};
 use kube::api::ListParams;
 use kube::runtime::reflector::ObjectRef;
@@ -41,7 +42,7 @@ enum Source {
         client: Client,
         cache: SharedCache,
         cache_namespace: Option<String>,
-        pods: Informer<Pod>,
+        pods: Informer<CachedPod>,
         storage_classes: Informer<StorageClass>,
         sidecar_sets: Informer<SidecarSet>,
         controller_revisions: Informer<ControllerRevision>,
@@ -57,7 +58,7 @@ enum Source {
 #[derive(Clone, Debug, Default)]
 pub struct FixedCluster {
     /// Pods.
-    pub pods: Vec<Pod>,
+    pub pods: Vec<CachedPod>,
     /// StorageClasses.
     pub storage_classes: Vec<StorageClass>,
     /// SidecarSets (as the API server stores them, v1beta1).
@@ -120,7 +121,7 @@ impl Lookup {
                 client,
                 cache: cache.clone(),
                 cache_namespace,
-                pods: cache.informer::<Pod>(),
+                pods: cache.informer::<CachedPod>(),
                 storage_classes: cache.cluster_informer::<StorageClass>(),
                 sidecar_sets: cache.cluster_informer::<SidecarSet>(),
                 controller_revisions: cache.informer::<ControllerRevision>(),
@@ -134,7 +135,7 @@ impl Lookup {
     /// Lookups answered from a fixed set of pods and StorageClasses, as if the cluster held
     /// exactly these (the admission corpus replays with none: the cluster OpenKruise's verdicts
     /// were recorded on).
-    pub fn fixed(pods: Vec<Pod>, storage_classes: Vec<StorageClass>) -> Self {
+    pub fn fixed(pods: Vec<CachedPod>, storage_classes: Vec<StorageClass>) -> Self {
         Self::fixed_cluster(FixedCluster {
             pods,
             storage_classes,
@@ -159,7 +160,7 @@ impl Lookup {
     ///
     /// # Errors
     /// The API error of a live read, as text.
-    pub async fn pod(&self, namespace: &str, name: &str) -> Result<Option<Arc<Pod>>, String> {
+    pub async fn pod(&self, namespace: &str, name: &str) -> Result<Option<Arc<CachedPod>>, String> {
         let (client, cache_namespace, pods) = match &self.source {
             Source::Fixed(c) => {
                 return Ok(named(&c.pods, Some(namespace), name).cloned().map(Arc::new));
@@ -174,7 +175,7 @@ impl Lookup {
         if Self::watched(cache_namespace, namespace) && synced(pods).await {
             return Ok(pods.store().get(&ObjectRef::new(name).within(namespace)));
         }
-        Api::<Pod>::namespaced(client.clone(), namespace)
+        Api::<CachedPod>::namespaced(client.clone(), namespace)
             .get_opt(name)
             .await
             .map(|p| p.map(Arc::new))

@@ -6,7 +6,9 @@
 //! decimal. To get identical input bytes the JSON is produced here with Go's string escaping
 //! (`<`, `>`, `&`, U+2028 and U+2029 are escaped as `\u00XX`/`\u20XX`).
 
-use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::Metadata;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kruise_api::pod::ContainerView;
 
 /// Environment variables that never count as "env from metadata" (SidecarSet versions).
 const EXCLUDED_ENVS: [&str; 2] = ["SIDECARSET_VERSION", "SIDECARSET_VERSION_ALT"];
@@ -76,8 +78,8 @@ pub(crate) fn split_subscripted_path(path: &str) -> Option<(&str, &str)> {
 /// The `(env name, field path, subscript)` of every env var of `c` that takes its value from a
 /// subscripted `fieldRef` (literal values, other sources and the SidecarSet version envs are
 /// skipped), in declaration order.
-fn field_ref_envs(c: &Container) -> impl Iterator<Item = (&str, &str, &str)> {
-    c.env.iter().flatten().filter_map(|e| {
+fn field_ref_envs(c: &impl ContainerView) -> impl Iterator<Item = (&str, &str, &str)> {
+    c.env().iter().filter_map(|e| {
         if e.value.as_deref().is_some_and(|v| !v.is_empty()) {
             return None;
         }
@@ -93,7 +95,7 @@ fn field_ref_envs(c: &Container) -> impl Iterator<Item = (&str, &str, &str)> {
 /// Whether container `c` reads `metadata.labels['key']` (`path` = `"metadata.labels"`) or
 /// `metadata.annotations['key']` (`path` = `"metadata.annotations"`) through an env `fieldRef`
 /// (OpenKruise `containermeta.IsContainerReferenceToMeta`).
-pub fn is_container_reference_to_meta(c: &Container, path: &str, key: &str) -> bool {
+pub fn is_container_reference_to_meta(c: &impl ContainerView, path: &str, key: &str) -> bool {
     field_ref_envs(c).any(|(_, p, k)| p == path && k == key)
 }
 
@@ -102,12 +104,16 @@ pub fn is_container_reference_to_meta(c: &Container, path: &str, key: &str) -> b
 /// `metadata.labels[...]`/`metadata.annotations[...]`, resolved against the pod's metadata,
 /// sorted by name, JSON-encoded as `[{"name":..,"value":..}]` (`null` when there are none)
 /// (OpenKruise `envFromMetadataHasher.GetExpectHash`).
-pub fn expected_env_from_metadata_hash(c: &Container, pod: &Pod) -> u64 {
+pub fn expected_env_from_metadata_hash(
+    c: &impl ContainerView,
+    pod: &impl Metadata<Ty = ObjectMeta>,
+) -> u64 {
+    let meta = pod.metadata();
     let envs = field_ref_envs(c)
         .filter_map(|(name, path, key)| {
             let map = match path {
-                "metadata.labels" => pod.metadata.labels.as_ref(),
-                "metadata.annotations" => pod.metadata.annotations.as_ref(),
+                "metadata.labels" => meta.labels.as_ref(),
+                "metadata.annotations" => meta.annotations.as_ref(),
                 _ => return None,
             };
             let value = map
@@ -126,7 +132,7 @@ pub fn expected_env_from_metadata_hash(c: &Container, pod: &Pod) -> u64 {
 /// it — `running_env(name)`, e.g. from the output of `env` executed in the container; `None`
 /// (not set) counts as empty.
 pub fn current_env_from_metadata_hash<'a>(
-    c: &'a Container,
+    c: &'a impl ContainerView,
     running_env: impl Fn(&str) -> Option<&'a str>,
 ) -> u64 {
     let envs = field_ref_envs(c)
@@ -167,11 +173,11 @@ fn hash_envs(mut envs: Vec<(&str, &str)>) -> u64 {
 ///
 /// The pre-1.31 kubelet algorithm hashed the Go JSON of the whole container; it is not
 /// reproduced (a mismatch only makes the completion check fall back to image IDs).
-pub fn plain_container_hash(c: &Container) -> u64 {
+pub fn plain_container_hash(c: &impl ContainerView) -> u64 {
     let mut json = String::from("{\"image\":");
-    push_go_json_string(&mut json, c.image.as_deref().unwrap_or(""));
+    push_go_json_string(&mut json, c.image().unwrap_or(""));
     json.push_str(",\"name\":");
-    push_go_json_string(&mut json, &c.name);
+    push_go_json_string(&mut json, c.name());
     json.push('}');
     hash_json_bytes(json.as_bytes())
 }
@@ -179,7 +185,8 @@ pub fn plain_container_hash(c: &Container) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, ObjectFieldSelector};
+    use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, ObjectFieldSelector};
+    use kruise_api::pod::CachedPod;
     use std::collections::BTreeMap;
 
     fn field_env(name: &str, path: &str) -> EnvVar {
@@ -216,14 +223,14 @@ mod tests {
 
     #[test]
     fn env_hash_matches_go() {
-        let pod = Pod::default();
+        let pod = CachedPod::default();
         let c = Container {
             name: "c".into(),
             ..Default::default()
         };
         assert_eq!(expected_env_from_metadata_hash(&c, &pod), 86995377);
 
-        let mut pod = Pod::default();
+        let mut pod = CachedPod::default();
         pod.metadata.labels = Some(BTreeMap::from([("la".to_string(), "x".to_string())]));
         let c = Container {
             name: "c".into(),
@@ -256,7 +263,7 @@ mod tests {
 
     #[test]
     fn current_env_hash_equals_expected_when_the_process_sees_the_pod_metadata() {
-        let mut pod = Pod::default();
+        let mut pod = CachedPod::default();
         pod.metadata.labels = Some(BTreeMap::from([("la".to_string(), "x".to_string())]));
         let c = Container {
             name: "c".into(),

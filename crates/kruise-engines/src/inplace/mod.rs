@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{
-    Container, Pod, PodCondition, PodSpec, PodTemplateSpec, ResourceRequirements,
+    Container, PodCondition, PodSpec, PodTemplateSpec, ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kruise_api::apps::common::{
@@ -52,6 +52,7 @@ use kruise_api::apps::common::{
     InPlaceUpdateState, RuntimeContainerMetaSet,
 };
 use kruise_api::keys;
+use kruise_api::pod::{CachedPod, ContainerView};
 use serde_json::{Value, json};
 
 use crate::podutil;
@@ -171,9 +172,9 @@ impl UpdateSpec {
 /// How a workload records and compares the revision of a pod (OpenKruise `revisionadapter`).
 pub trait RevisionAdapter {
     /// Whether the pod is labelled with `revision`.
-    fn equal_to_revision_hash(&self, pod: &Pod, revision: &str) -> bool;
+    fn equal_to_revision_hash(&self, pod: &CachedPod, revision: &str) -> bool;
     /// Labels the pod with `revision`.
-    fn write_revision_hash(&self, pod: &mut Pod, revision: &str);
+    fn write_revision_hash(&self, pod: &mut CachedPod, revision: &str);
 }
 
 /// Advanced StatefulSet / DaemonSet: the `controller-revision-hash` label holds the revision
@@ -182,11 +183,11 @@ pub trait RevisionAdapter {
 pub struct DefaultRevisionAdapter;
 
 impl RevisionAdapter for DefaultRevisionAdapter {
-    fn equal_to_revision_hash(&self, pod: &Pod, revision: &str) -> bool {
+    fn equal_to_revision_hash(&self, pod: &CachedPod, revision: &str) -> bool {
         label(pod, CONTROLLER_REVISION_HASH) == Some(revision)
     }
 
-    fn write_revision_hash(&self, pod: &mut Pod, revision: &str) {
+    fn write_revision_hash(&self, pod: &mut CachedPod, revision: &str) {
         pod.metadata
             .labels
             .get_or_insert_with(BTreeMap::new)
@@ -206,21 +207,21 @@ pub struct TemplateHashRevisionAdapter {
 }
 
 impl RevisionAdapter for TemplateHashRevisionAdapter {
-    fn equal_to_revision_hash(&self, pod: &Pod, revision: &str) -> bool {
+    fn equal_to_revision_hash(&self, pod: &CachedPod, revision: &str) -> bool {
         crate::revision::equal_to_revision_hash(pod.metadata.labels.as_ref(), revision)
     }
 
-    fn write_revision_hash(&self, pod: &mut Pod, revision: &str) {
+    fn write_revision_hash(&self, pod: &mut CachedPod, revision: &str) {
         let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
         crate::revision::write_revision_hash(labels, revision, self.short_hash);
     }
 }
 
-fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+fn label<'a>(pod: &'a CachedPod, key: &str) -> Option<&'a str> {
     pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
 }
 
-fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+fn annotation<'a>(pod: &'a CachedPod, key: &str) -> Option<&'a str> {
     pod.metadata
         .annotations
         .as_ref()?
@@ -240,18 +241,18 @@ pub fn inject_readiness_gate(spec: &mut PodSpec) -> bool {
 }
 
 /// Whether the pod has the `InPlaceUpdateReady` readiness gate.
-pub fn has_readiness_gate(pod: &Pod) -> bool {
+pub fn has_readiness_gate(pod: &CachedPod) -> bool {
     podutil::has_readiness_gate(pod, IN_PLACE_UPDATE_READY)
 }
 
 /// The pod's `InPlaceUpdateReady` condition (OpenKruise `inplaceupdate.GetCondition`).
-pub fn get_condition(pod: &Pod) -> Option<&PodCondition> {
+pub fn get_condition(pod: &CachedPod) -> Option<&PodCondition> {
     podutil::get_condition(pod, IN_PLACE_UPDATE_READY)
 }
 
 /// Whether the pod must be marked not-ready before the update: it has the readiness gate
 /// (OpenKruise's resize-only exemption does not apply, vertical scaling being unsupported).
-pub fn needs_unready(pod: &Pod, _spec: &UpdateSpec) -> bool {
+pub fn needs_unready(pod: &CachedPod, _spec: &UpdateSpec) -> bool {
     has_readiness_gate(pod)
 }
 
@@ -260,7 +261,11 @@ pub fn needs_unready(pod: &Pod, _spec: &UpdateSpec) -> bool {
 /// (replace only on a status change), and when `ready` is false also
 /// [`podutil::set_pod_ready_condition`]. `False` carries reason `StartInPlaceUpdate`; both carry
 /// transition time `now`. Returns whether the pod changed.
-pub fn set_in_place_update_condition(pod: &mut Pod, ready: bool, now: jiff::Timestamp) -> bool {
+pub fn set_in_place_update_condition(
+    pod: &mut CachedPod,
+    ready: bool,
+    now: jiff::Timestamp,
+) -> bool {
     let condition = PodCondition {
         type_: IN_PLACE_UPDATE_READY.to_string(),
         status: if ready {
@@ -298,7 +303,7 @@ fn condition_patch_item(c: &PodCondition) -> Value {
 /// of `updated` (only changed conditions are listed; merged by `type`). `None` when nothing
 /// changed. With `bind_resource_version`, the patch carries `metadata.resourceVersion` so the
 /// API server rejects it (409) if the pod changed since it was read.
-fn status_condition_patch(pod: &Pod, updated: &Pod) -> Option<Value> {
+fn status_condition_patch(pod: &CachedPod, updated: &CachedPod) -> Option<Value> {
     let items: Vec<Value> = podutil::conditions(updated)
         .iter()
         .filter(|c| podutil::get_condition(pod, &c.type_) != Some(*c))
@@ -316,7 +321,7 @@ fn status_condition_patch(pod: &Pod, updated: &Pod) -> Option<Value> {
 /// `ContainersReady=True`). `None` when the pod already has `InPlaceUpdateReady=False` (the
 /// existing condition is kept, as OpenKruise does). Not bound to the resource version: the patch
 /// only ever moves the pod towards not-ready; OpenKruise re-reads the pod and retries on conflict.
-pub fn not_ready_condition_patch(pod: &Pod, now: jiff::Timestamp) -> Option<Value> {
+pub fn not_ready_condition_patch(pod: &CachedPod, now: jiff::Timestamp) -> Option<Value> {
     let mut updated = pod.clone();
     set_in_place_update_condition(&mut updated, false, now);
     status_condition_patch(pod, &updated)
@@ -334,7 +339,7 @@ pub fn not_ready_condition_patch(pod: &Pod, now: jiff::Timestamp) -> Option<Valu
 /// rests on cannot be reverted by them: completion is judged against the pod's in-place update
 /// state, which only this manager's next in-place update changes, and that update is sequenced
 /// after this write by the resourceVersion expectations.
-pub fn ready_condition_patch(pod: &Pod, now: jiff::Timestamp) -> Option<Value> {
+pub fn ready_condition_patch(pod: &CachedPod, now: jiff::Timestamp) -> Option<Value> {
     if !has_readiness_gate(pod) {
         return None;
     }
@@ -356,26 +361,26 @@ pub fn ready_condition_patch(pod: &Pod, now: jiff::Timestamp) -> Option<Value> {
 
 /// The raw in-place state annotation (`apps.kruise.io/inplace-update-state`, or the legacy
 /// `inplace-update-state`).
-pub fn state_annotation(pod: &Pod) -> Option<&str> {
+pub fn state_annotation(pod: &CachedPod) -> Option<&str> {
     annotation(pod, keys::IN_PLACE_UPDATE_STATE)
         .or_else(|| annotation(pod, keys::IN_PLACE_UPDATE_STATE_OLD))
 }
 
 /// The raw grace annotation (`apps.kruise.io/inplace-update-grace`, or the legacy
 /// `inplace-update-grace`).
-pub fn grace_annotation(pod: &Pod) -> Option<&str> {
+pub fn grace_annotation(pod: &CachedPod) -> Option<&str> {
     annotation(pod, keys::IN_PLACE_UPDATE_GRACE)
         .or_else(|| annotation(pod, keys::IN_PLACE_UPDATE_GRACE_OLD))
 }
 
 /// Whether the pod is in the grace period of an in-place update (a non-empty grace annotation):
 /// OpenKruise does not pick such pods for another update and [`refresh`] finishes them.
-pub fn has_grace_period_pending(pod: &Pod) -> bool {
+pub fn has_grace_period_pending(pod: &CachedPod) -> bool {
     grace_annotation(pod).is_some_and(|g| !g.is_empty())
 }
 
 /// The pod's parsed in-place state (`None` when the pod was never updated in place).
-pub fn get_state(pod: &Pod) -> Result<Option<InPlaceUpdateState>, InPlaceError> {
+pub fn get_state(pod: &CachedPod) -> Result<Option<InPlaceUpdateState>, InPlaceError> {
     state_annotation(pod)
         .map(|s| {
             wire::decode_state(s).map_err(|source| InPlaceError::InvalidAnnotation {
@@ -396,7 +401,7 @@ pub fn encode_state(state: &InPlaceUpdateState) -> Result<String, InPlaceError> 
 
 /// The pod's parsed `apps.kruise.io/runtime-containers-meta` (written by kruise-daemon).
 pub fn get_runtime_container_meta(
-    pod: &Pod,
+    pod: &CachedPod,
 ) -> Result<Option<RuntimeContainerMetaSet>, InPlaceError> {
     annotation(pod, keys::RUNTIME_CONTAINERS_META)
         .map(|s| {
@@ -408,20 +413,20 @@ pub fn get_runtime_container_meta(
         .transpose()
 }
 
-fn set_annotation(pod: &mut Pod, key: &str, value: String) {
+fn set_annotation(pod: &mut CachedPod, key: &str, value: String) {
     pod.metadata
         .annotations
         .get_or_insert_with(BTreeMap::new)
         .insert(key.to_string(), value);
 }
 
-fn remove_annotation(pod: &mut Pod, key: &str) {
+fn remove_annotation(pod: &mut CachedPod, key: &str) {
     if let Some(a) = pod.metadata.annotations.as_mut() {
         a.remove(key);
     }
 }
 
-fn remove_grace(pod: &mut Pod) {
+fn remove_grace(pod: &mut CachedPod) {
     remove_annotation(pod, keys::IN_PLACE_UPDATE_GRACE);
     remove_annotation(pod, keys::IN_PLACE_UPDATE_GRACE_OLD);
 }
@@ -653,10 +658,9 @@ pub fn calculate_update_spec_from_data(
 /// `KRUISE_CONTAINER_BARRIER` env's `configMapKeyRef.key` (e.g. `p_-1` → -1). `None` when the
 /// container has no such env; a malformed key counts as priority 0 (OpenKruise ignores the parse
 /// error the same way).
-pub fn container_launch_priority(c: &Container) -> Option<i64> {
+pub fn container_launch_priority(c: &impl ContainerView) -> Option<i64> {
     let env = c
-        .env
-        .as_ref()?
+        .env()
         .iter()
         .find(|e| e.name == keys::CONTAINER_LAUNCH_BARRIER_ENV)?;
     let key = env
@@ -710,11 +714,11 @@ fn add_metadata_shared_containers(
 /// of the prioritized containers only those with the highest priority are; containers sharing a
 /// changed env-consumed key with a batch member join it.
 fn patch_spec_to_pod(
-    mut pod: Pod,
+    mut pod: CachedPod,
     spec: &UpdateSpec,
     state: &mut InPlaceUpdateState,
     now: jiff::Timestamp,
-) -> Result<Pod, InPlaceError> {
+) -> Result<CachedPod, InPlaceError> {
     state.next_container_images.clear();
     state.next_container_ref_metadata.clear();
     state.next_container_resources.clear();
@@ -829,11 +833,11 @@ fn patch_spec_to_pod(
 ///
 /// Errors when the metadata patch cannot be applied.
 pub fn prepare_update(
-    pod: &Pod,
+    pod: &CachedPod,
     spec: &UpdateSpec,
     revision: &dyn RevisionAdapter,
     now: jiff::Timestamp,
-) -> Result<Pod, InPlaceError> {
+) -> Result<CachedPod, InPlaceError> {
     let mut pod = pod.clone();
     revision.write_revision_hash(&mut pod, &spec.revision);
     let mut state = InPlaceUpdateState {
@@ -874,7 +878,7 @@ pub enum RefreshAction {
     /// Write this pod with a pod `Update` (grace period over, stale grace spec dropped, or the
     /// next container batch). Build it from a freshly read pod; on conflict re-read and refresh
     /// again.
-    UpdatePod(Box<Pod>),
+    UpdatePod(Box<CachedPod>),
     /// Send this strategic merge patch to the pod `status` subresource (sets
     /// `InPlaceUpdateReady=True`; see [`ready_condition_patch`]).
     PatchStatus(Value),
@@ -882,7 +886,7 @@ pub enum RefreshAction {
 
 /// Requirements of `preCheckBeforeNext`: every listed container has a status and is ready.
 fn pre_check_before_next(
-    pod: &Pod,
+    pod: &CachedPod,
     pre: Option<&InPlaceUpdatePreCheckBeforeNext>,
 ) -> Result<(), String> {
     let Some(pre) = pre else { return Ok(()) };
@@ -913,7 +917,7 @@ fn pre_check_before_next(
 /// Errors on malformed annotations or metadata patches (OpenKruise silently stops on a malformed
 /// state during the grace period; here it is reported).
 pub fn refresh(
-    pod: &Pod,
+    pod: &CachedPod,
     revision: &dyn RevisionAdapter,
     now: jiff::Timestamp,
 ) -> Result<RefreshAction, InPlaceError> {
@@ -977,7 +981,7 @@ pub fn refresh(
 /// OpenKruise `DefaultCheckInPlaceUpdateCompleted`: `Ok` when the pod is not in the middle of an
 /// in-place update. Not completed while the grace annotation exists or later container batches
 /// remain; otherwise [`check_containers_update_completed`]. A pod without state is completed.
-pub fn check_update_completed(pod: &Pod) -> Result<(), String> {
+pub fn check_update_completed(pod: &CachedPod) -> Result<(), String> {
     if grace_annotation(pod).is_some() {
         return Err("still in grace period of in-place update".to_string());
     }
@@ -1004,7 +1008,7 @@ enum HashKind {
 /// Every spec container has a status and a runtime meta entry with the same container ID, and
 /// the meta hash equals the one expected from the spec.
 fn all_containers_hash_consistent(
-    pod: &Pod,
+    pod: &CachedPod,
     meta: &RuntimeContainerMetaSet,
     kind: HashKind,
 ) -> bool {
@@ -1042,7 +1046,7 @@ fn all_containers_hash_consistent(
 ///   differs from the recorded one, or whose `image` equals the spec image (`:latest` appended
 ///   to a spec image without any `:`).
 pub fn check_containers_update_completed(
-    pod: &Pod,
+    pod: &CachedPod,
     state: &InPlaceUpdateState,
 ) -> Result<(), String> {
     let meta = get_runtime_container_meta(pod).map_err(|e| e.to_string())?;

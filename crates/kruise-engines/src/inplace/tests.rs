@@ -3,11 +3,14 @@
 
 use super::*;
 use k8s_openapi::api::core::v1::{
-    ConfigMapKeySelector, ContainerStatus, EnvVar, EnvVarSource, ObjectFieldSelector,
-    PodReadinessGate, PodStatus,
+    ConfigMapKeySelector, EnvVar, EnvVarSource, ObjectFieldSelector, PodReadinessGate,
 };
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use kruise_api::apps::common::{RuntimeContainerHashes, RuntimeContainerMeta};
+#[allow(unused_imports)]
+use kruise_api::pod::{
+    CachedContainer, CachedContainerStatus, CachedPod, CachedPodSpec, CachedPodStatus,
+};
 use proptest::prelude::*;
 
 const NOW: &str = "2026-03-04T05:06:07Z";
@@ -77,8 +80,8 @@ fn barrier(priority: i64) -> EnvVar {
 }
 
 /// A running pod of revision `cs-1` with the given (name, image, imageID) containers.
-fn running_pod(containers: &[(&str, &str, &str)]) -> Pod {
-    Pod {
+fn running_pod(containers: &[(&str, &str, &str)]) -> CachedPod {
+    CachedPod {
         metadata: ObjectMeta {
             name: Some("cs-abcde".into()),
             namespace: Some("ns".into()),
@@ -90,10 +93,10 @@ fn running_pod(containers: &[(&str, &str, &str)]) -> Pod {
             ])),
             ..Default::default()
         },
-        spec: Some(PodSpec {
+        spec: Some(CachedPodSpec {
             containers: containers
                 .iter()
-                .map(|(n, i, _)| Container {
+                .map(|(n, i, _)| CachedContainer {
                     name: (*n).into(),
                     image: Some((*i).into()),
                     ..Default::default()
@@ -104,7 +107,7 @@ fn running_pod(containers: &[(&str, &str, &str)]) -> Pod {
             }]),
             ..Default::default()
         }),
-        status: Some(PodStatus {
+        status: Some(CachedPodStatus {
             phase: Some("Running".into()),
             conditions: Some(vec![
                 PodCondition {
@@ -126,7 +129,7 @@ fn running_pod(containers: &[(&str, &str, &str)]) -> Pod {
             container_statuses: Some(
                 containers
                     .iter()
-                    .map(|(n, i, id)| ContainerStatus {
+                    .map(|(n, i, id)| CachedContainerStatus {
                         name: (*n).into(),
                         image: (*i).into(),
                         image_id: (*id).into(),
@@ -141,18 +144,18 @@ fn running_pod(containers: &[(&str, &str, &str)]) -> Pod {
     }
 }
 
-fn image_of<'a>(pod: &'a Pod, name: &str) -> &'a str {
+fn image_of<'a>(pod: &'a CachedPod, name: &str) -> &'a str {
     podutil::get_container(pod, name)
         .and_then(|c| c.image.as_deref())
         .unwrap_or("")
 }
 
-fn state_of(pod: &Pod) -> InPlaceUpdateState {
+fn state_of(pod: &CachedPod) -> InPlaceUpdateState {
     get_state(pod).unwrap().expect("state annotation")
 }
 
 /// Simulates the kubelet restarting containers on their new images.
-fn kubelet_runs_new_images(pod: &mut Pod) {
+fn kubelet_runs_new_images(pod: &mut CachedPod) {
     let images: BTreeMap<String, String> = podutil::containers(pod)
         .iter()
         .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))

@@ -15,10 +15,12 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::Metadata;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::common::{Lifecycle, LifecycleHook};
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 use serde_json::{Map, Value, json};
 
 pub mod readiness;
@@ -84,7 +86,7 @@ impl std::fmt::Display for LifecycleState {
 }
 
 /// Raw value of the pod's state label, `""` when absent (OpenKruise `GetPodLifecycleState`).
-pub fn state_label(pod: &Pod) -> &str {
+pub fn state_label(pod: &CachedPod) -> &str {
     pod.metadata
         .labels
         .as_ref()
@@ -94,24 +96,24 @@ pub fn state_label(pod: &Pod) -> &str {
 
 /// The pod's lifecycle state; `None` when the label is absent **or** holds an unknown value
 /// (use [`state_label`] to tell them apart).
-pub fn pod_state(pod: &Pod) -> Option<LifecycleState> {
+pub fn pod_state(pod: &CachedPod) -> Option<LifecycleState> {
     LifecycleState::parse(state_label(pod))
 }
 
 /// Whether the pod's state label is absent/empty or `Normal` (the condition OpenKruise's CloneSet
 /// puts on "available" and "update ready").
-pub fn is_normal_or_unset(pod: &Pod) -> bool {
+pub fn is_normal_or_unset(pod: &CachedPod) -> bool {
     matches!(state_label(pod), "" | keys::lifecycle_state::NORMAL)
 }
 
-fn has_finalizer(pod: &Pod, finalizer: &str) -> bool {
+fn has_finalizer(pod: &CachedPod, finalizer: &str) -> bool {
     pod.metadata
         .finalizers
         .as_ref()
         .is_some_and(|f| f.iter().any(|x| x == finalizer))
 }
 
-fn label_value<'a>(pod: &'a Pod, key: &str) -> &'a str {
+fn label_value<'a>(pod: &'a CachedPod, key: &str) -> &'a str {
     pod.metadata
         .labels
         .as_ref()
@@ -122,7 +124,7 @@ fn label_value<'a>(pod: &'a Pod, key: &str) -> &'a str {
 /// OpenKruise `IsPodHooked`: the pod carries **any** of the hook's finalizers, or **any** of its
 /// labels with the given value (an absent label reads as `""`, so a handler label with an empty
 /// value matches a pod without that label). A workload without the hook: [`is_hooked_opt`].
-pub fn is_hooked(hook: &LifecycleHook, pod: &Pod) -> bool {
+pub fn is_hooked(hook: &LifecycleHook, pod: &CachedPod) -> bool {
     hook.finalizers_handler
         .iter()
         .flatten()
@@ -135,14 +137,14 @@ pub fn is_hooked(hook: &LifecycleHook, pod: &Pod) -> bool {
 }
 
 /// OpenKruise `IsPodHooked` with an optional hook: `false` without a hook.
-pub fn is_hooked_opt(hook: Option<&LifecycleHook>, pod: &Pod) -> bool {
+pub fn is_hooked_opt(hook: Option<&LifecycleHook>, pod: &CachedPod) -> bool {
     hook.is_some_and(|h| is_hooked(h, pod))
 }
 
 /// OpenKruise `IsPodAllHooked`: the pod carries **all** of the hook's finalizers and labels
 /// (absent label = `""`); `true` for a hook with no handlers. A workload without the hook:
 /// [`is_all_hooked_opt`].
-pub fn is_all_hooked(hook: &LifecycleHook, pod: &Pod) -> bool {
+pub fn is_all_hooked(hook: &LifecycleHook, pod: &CachedPod) -> bool {
     hook.finalizers_handler
         .iter()
         .flatten()
@@ -156,7 +158,7 @@ pub fn is_all_hooked(hook: &LifecycleHook, pod: &Pod) -> bool {
 
 /// OpenKruise `IsPodAllHooked` with an optional hook: **`false` without a hook** (so, e.g., a
 /// CloneSet with a lifecycle but no inPlaceUpdate hook still passes through `Updated`).
-pub fn is_all_hooked_opt(hook: Option<&LifecycleHook>, pod: &Pod) -> bool {
+pub fn is_all_hooked_opt(hook: Option<&LifecycleHook>, pod: &CachedPod) -> bool {
     hook.is_some_and(|h| is_all_hooked(h, pod))
 }
 
@@ -204,7 +206,7 @@ pub fn label_patch(state: impl AsRef<str>, now: Timestamp) -> Value {
 /// [`plan_state_change`] returns both parts. The parameter is kept so that the two calls read
 /// alike.
 pub fn state_patch(
-    pod: &Pod,
+    pod: &CachedPod,
     new_state: impl AsRef<str>,
     now: Timestamp,
     mark_not_ready: bool,
@@ -246,13 +248,16 @@ pub fn state_patch_with_handler(
 
 /// Sets the state label and timestamp on a pod object in place (OpenKruise `SetPodLifecycle`,
 /// used on pods about to be created and inside in-place update writes).
-pub fn set_pod_lifecycle(pod: &mut Pod, state: LifecycleState, now: Timestamp) {
-    pod.metadata
-        .labels
+pub fn set_pod_lifecycle(
+    pod: &mut impl Metadata<Ty = ObjectMeta>,
+    state: LifecycleState,
+    now: Timestamp,
+) {
+    let meta = pod.metadata_mut();
+    meta.labels
         .get_or_insert_with(BTreeMap::new)
         .insert(keys::LIFECYCLE_STATE.to_owned(), state.as_str().to_owned());
-    pod.metadata
-        .annotations
+    meta.annotations
         .get_or_insert_with(BTreeMap::new)
         .insert(keys::LIFECYCLE_TIMESTAMP.to_owned(), format_timestamp(now));
 }
@@ -321,7 +326,7 @@ impl StateChange {
 /// Plan of OpenKruise `UpdatePodLifecycle(pod, state, markPodNotReady)`: the readiness change of
 /// [`not_ready_change`] and, unless the pod is already in `state`, a [`label_patch`].
 pub fn plan_state_change(
-    pod: &Pod,
+    pod: &CachedPod,
     state: LifecycleState,
     mark_not_ready: bool,
     now: Timestamp,
@@ -337,7 +342,7 @@ pub fn plan_state_change(
 /// hook; otherwise the readiness change of the hook's `markPodNotReady` and, unless the pod is
 /// already in `state`, a [`state_patch_with_handler`].
 pub fn plan_state_change_with_handler(
-    pod: &Pod,
+    pod: &CachedPod,
     state: LifecycleState,
     hook: Option<&LifecycleHook>,
     now: Timestamp,
@@ -422,7 +427,10 @@ pub fn fold_into_status_patch(status_patch: &mut Value, change: &StateChange) ->
 /// `PreparingNormal → Normal`: without a preNormal hook once the pod is scheduled (has a
 /// `spec.nodeName`; moving earlier trips old kube-schedulers), with one once the pod is
 /// [`is_all_hooked`] by it (OpenKruise CloneSet `refreshPodState`).
-pub fn should_transition_pre_normal_to_normal(lifecycle: Option<&Lifecycle>, pod: &Pod) -> bool {
+pub fn should_transition_pre_normal_to_normal(
+    lifecycle: Option<&Lifecycle>,
+    pod: &CachedPod,
+) -> bool {
     match lifecycle.and_then(|l| l.pre_normal.as_ref()) {
         None => pod
             .spec
@@ -437,7 +445,7 @@ pub fn should_transition_pre_normal_to_normal(lifecycle: Option<&Lifecycle>, pod
 /// not [`is_all_hooked`] by the inPlaceUpdate hook (note: a lifecycle **without** an inPlaceUpdate
 /// hook also yields `Updated`, as in OpenKruise; the next refresh then moves it to `Normal`),
 /// otherwise `Normal`.
-pub fn state_after_update(lifecycle: Option<&Lifecycle>, pod: &Pod) -> LifecycleState {
+pub fn state_after_update(lifecycle: Option<&Lifecycle>, pod: &CachedPod) -> LifecycleState {
     match lifecycle {
         Some(l) if !is_all_hooked_opt(l.in_place_update.as_ref(), pod) => LifecycleState::Updated,
         _ => LifecycleState::Normal,
@@ -457,7 +465,7 @@ pub fn state_after_update(lifecycle: Option<&Lifecycle>, pod: &Pod) -> Lifecycle
 /// `markPodNotReady` ([`refresh_mark_not_ready`]).
 pub fn refresh_target_state(
     lifecycle: Option<&Lifecycle>,
-    pod: &Pod,
+    pod: &CachedPod,
     update_revision: &str,
     update_completed: bool,
 ) -> Option<LifecycleState> {
@@ -507,7 +515,7 @@ pub enum InPlaceUpdateGate {
 }
 
 /// Decision of [`InPlaceUpdateGate`] for a pod.
-pub fn in_place_update_gate(lifecycle: Option<&Lifecycle>, pod: &Pod) -> InPlaceUpdateGate {
+pub fn in_place_update_gate(lifecycle: Option<&Lifecycle>, pod: &CachedPod) -> InPlaceUpdateGate {
     let hook = lifecycle.and_then(|l| l.in_place_update.as_ref());
     let label = state_label(pod);
     match LifecycleState::parse(label) {
@@ -528,7 +536,7 @@ pub fn in_place_update_gate(lifecycle: Option<&Lifecycle>, pod: &Pod) -> InPlace
     }
 }
 
-fn pre_update_gate(hook: Option<&LifecycleHook>, pod: &Pod) -> InPlaceUpdateGate {
+fn pre_update_gate(hook: Option<&LifecycleHook>, pod: &CachedPod) -> InPlaceUpdateGate {
     if is_hooked_opt(hook, pod) {
         InPlaceUpdateGate::ToPreparingUpdate {
             mark_not_ready: is_hook_mark_pod_not_ready(hook),
@@ -541,7 +549,7 @@ fn pre_update_gate(hook: Option<&LifecycleHook>, pod: &Pod) -> InPlaceUpdateGate
 /// Scale-in of a pod: `Some(mark_not_ready)` when the pod is [`is_hooked`] by the preDelete hook,
 /// meaning "move it to `PreparingDelete` ([`plan_state_change`]) instead of deleting it";
 /// `None` means delete it (OpenKruise CloneSet `deletePods`).
-pub fn pre_delete_hooked(lifecycle: Option<&Lifecycle>, pod: &Pod) -> Option<bool> {
+pub fn pre_delete_hooked(lifecycle: Option<&Lifecycle>, pod: &CachedPod) -> Option<bool> {
     let hook = lifecycle.and_then(|l| l.pre_delete.as_ref());
     is_hooked_opt(hook, pod).then(|| is_hook_mark_pod_not_ready(hook))
 }

@@ -10,10 +10,11 @@
 //! (`UpdateStatus` / replace of `pods/status`, retried on conflict by re-reading the pod and
 //! calling the function again).
 
-use k8s_openapi::api::core::v1::{Pod, PodCondition};
+use k8s_openapi::api::core::v1::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 use serde::{Deserialize, Serialize};
 
 use crate::podutil;
@@ -69,16 +70,16 @@ pub fn dump_messages(messages: &mut [NotReadyMessage]) -> String {
 }
 
 /// Whether the pod lists the `KruisePodReady` readiness gate.
-pub fn contains_readiness_gate(pod: &Pod) -> bool {
+pub fn contains_readiness_gate(pod: &CachedPod) -> bool {
     podutil::has_readiness_gate(pod, keys::KRUISE_POD_READY)
 }
 
 /// The pod's `KruisePodReady` condition, if any.
-pub fn readiness_condition(pod: &Pod) -> Option<&PodCondition> {
+pub fn readiness_condition(pod: &CachedPod) -> Option<&PodCondition> {
     podutil::get_condition(pod, keys::KRUISE_POD_READY)
 }
 
-fn readiness_condition_mut(pod: &mut Pod) -> Option<&mut PodCondition> {
+fn readiness_condition_mut(pod: &mut CachedPod) -> Option<&mut PodCondition> {
     pod.status
         .as_mut()?
         .conditions
@@ -89,7 +90,7 @@ fn readiness_condition_mut(pod: &mut Pod) -> Option<&mut PodCondition> {
 
 /// Whether the pod is already held not-ready by `msg`: the condition exists, is not `True`, and
 /// its message lists `msg` (OpenKruise `alreadyHasKey`; a cheap pre-check on a cached pod).
-pub fn already_has_key(pod: &Pod, msg: &NotReadyMessage) -> bool {
+pub fn already_has_key(pod: &CachedPod, msg: &NotReadyMessage) -> bool {
     let Some(c) = readiness_condition(pod) else {
         return false;
     };
@@ -102,7 +103,7 @@ pub fn already_has_key(pod: &Pod, msg: &NotReadyMessage) -> bool {
 
 /// Whether [`add_not_ready_key`] would change this (cached) pod: it has the readiness gate and not
 /// yet the key. When false, OpenKruise skips the status write entirely.
-pub fn needs_add_not_ready_key(pod: &Pod, msg: &NotReadyMessage) -> bool {
+pub fn needs_add_not_ready_key(pod: &CachedPod, msg: &NotReadyMessage) -> bool {
     contains_readiness_gate(pod) && !already_has_key(pod, msg)
 }
 
@@ -112,7 +113,7 @@ pub fn needs_add_not_ready_key(pod: &Pod, msg: &NotReadyMessage) -> bool {
 /// `False` with `msg` added and transition time `now`. After a change the pod's `Ready` condition
 /// is recomputed from the readiness gates ([`podutil::set_pod_ready_condition`]), taking the pod
 /// out of Service endpoints at once. Returns whether the status must be written.
-pub fn add_not_ready_key(pod: &mut Pod, msg: &NotReadyMessage, now: Timestamp) -> bool {
+pub fn add_not_ready_key(pod: &mut CachedPod, msg: &NotReadyMessage, now: Timestamp) -> bool {
     if !contains_readiness_gate(pod) {
         return false;
     }
@@ -152,7 +153,7 @@ pub fn add_not_ready_key(pod: &mut Pod, msg: &NotReadyMessage, now: Timestamp) -
 /// condition becomes `True` if no key is left (the message is then `[]`), and its transition
 /// time is `now`. The `Ready` condition is left to the kubelet. Returns whether the status must
 /// be written.
-pub fn remove_not_ready_key(pod: &mut Pod, msg: &NotReadyMessage, now: Timestamp) -> bool {
+pub fn remove_not_ready_key(pod: &mut CachedPod, msg: &NotReadyMessage, now: Timestamp) -> bool {
     if !contains_readiness_gate(pod) {
         return false;
     }
@@ -176,7 +177,7 @@ pub fn remove_not_ready_key(pod: &mut Pod, msg: &NotReadyMessage, now: Timestamp
 /// Applies a [`super::NotReadyChange`] to a freshly read pod; returns whether the status must be
 /// written.
 pub fn apply_not_ready_change(
-    pod: &mut Pod,
+    pod: &mut CachedPod,
     change: &super::NotReadyChange,
     now: Timestamp,
 ) -> bool {

@@ -1,10 +1,14 @@
 use super::readiness::*;
 use super::*;
-use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+#[allow(unused_imports)]
+use kruise_api::pod::{
+    CachedContainer, CachedContainerStatus, CachedPod, CachedPodSpec, CachedPodStatus,
+};
 use serde_json::json;
 
-fn pod(state: Option<&str>, labels: &[(&str, &str)], finalizers: &[&str]) -> Pod {
+fn pod(state: Option<&str>, labels: &[(&str, &str)], finalizers: &[&str]) -> CachedPod {
     let mut l: BTreeMap<String, String> = labels
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -12,7 +16,7 @@ fn pod(state: Option<&str>, labels: &[(&str, &str)], finalizers: &[&str]) -> Pod
     if let Some(s) = state {
         l.insert(keys::LIFECYCLE_STATE.to_owned(), s.to_owned());
     }
-    let mut p = Pod::default();
+    let mut p = CachedPod::default();
     p.metadata.labels = Some(l);
     if !finalizers.is_empty() {
         p.metadata.finalizers = Some(finalizers.iter().map(|s| s.to_string()).collect());
@@ -59,7 +63,7 @@ fn states_parse_and_print() {
         Some(LifecycleState::Updating)
     );
     assert_eq!(pod_state(&pod(None, &[], &[])), None);
-    assert_eq!(state_label(&Pod::default()), "");
+    assert_eq!(state_label(&CachedPod::default()), "");
     assert_eq!(state_label(&pod(Some("Weird"), &[], &[])), "Weird");
     assert!(is_normal_or_unset(&pod(None, &[], &[])));
     assert!(is_normal_or_unset(&pod(Some("Normal"), &[], &[])));
@@ -122,8 +126,8 @@ fn hooked_semantics_match_openkruise() {
     assert!(is_all_hooked(&empty, &p));
     // empty handler value matches an absent label
     let h = hook(&[("k", "")], &[], None);
-    assert!(is_hooked(&h, &Pod::default()));
-    assert!(is_all_hooked(&h, &Pod::default()));
+    assert!(is_hooked(&h, &CachedPod::default()));
+    assert!(is_all_hooked(&h, &CachedPod::default()));
 }
 
 #[test]
@@ -183,7 +187,7 @@ fn patches() {
         label_patch("Updated", now()),
         label_patch(LifecycleState::Updated, now())
     );
-    let mut p = Pod::default();
+    let mut p = CachedPod::default();
     set_pod_lifecycle(&mut p, LifecycleState::PreparingNormal, now());
     assert_eq!(pod_state(&p), Some(LifecycleState::PreparingNormal));
     assert_eq!(
@@ -326,8 +330,8 @@ fn lifecycle(
     }
 }
 
-fn scheduled(mut p: Pod) -> Pod {
-    p.spec = Some(PodSpec {
+fn scheduled(mut p: CachedPod) -> CachedPod {
+    p.spec = Some(CachedPodSpec {
         node_name: Some("node-1".into()),
         ..Default::default()
     });
@@ -365,7 +369,7 @@ fn refresh_targets() {
     let old_labels = [(crate::revision::CONTROLLER_REVISION_HASH_LABEL, "cs-old")];
     use LifecycleState::*;
     // (lifecycle, pod, update completed, expected)
-    let cases: Vec<(Option<&Lifecycle>, Pod, bool, Option<LifecycleState>)> = vec![
+    let cases: Vec<(Option<&Lifecycle>, CachedPod, bool, Option<LifecycleState>)> = vec![
         (None, pod(Some("PreparingNormal"), &[], &[]), false, None),
         (
             None,
@@ -469,7 +473,7 @@ fn in_place_gate() {
     let l = lifecycle(None, Some(ipu), None);
     let hold = [("hold", "true")];
     use InPlaceUpdateGate::*;
-    let cases: Vec<(Option<&Lifecycle>, Pod, InPlaceUpdateGate)> = vec![
+    let cases: Vec<(Option<&Lifecycle>, CachedPod, InPlaceUpdateGate)> = vec![
         (None, pod(None, &hold, &[]), Update),
         (
             Some(&l),
@@ -550,15 +554,15 @@ fn condition(type_: &str, status: &str, message: Option<&str>) -> PodCondition {
     }
 }
 
-fn gated_pod(conditions: Vec<PodCondition>) -> Pod {
-    Pod {
-        spec: Some(PodSpec {
+fn gated_pod(conditions: Vec<PodCondition>) -> CachedPod {
+    CachedPod {
+        spec: Some(CachedPodSpec {
             readiness_gates: Some(vec![PodReadinessGate {
                 condition_type: keys::KRUISE_POD_READY.into(),
             }]),
             ..Default::default()
         }),
-        status: Some(PodStatus {
+        status: Some(CachedPodStatus {
             conditions: Some(conditions),
             ..Default::default()
         }),
@@ -566,7 +570,7 @@ fn gated_pod(conditions: Vec<PodCondition>) -> Pod {
     }
 }
 
-fn kruise_condition(p: &Pod) -> PodCondition {
+fn kruise_condition(p: &CachedPod) -> PodCondition {
     readiness_condition(p).cloned().unwrap()
 }
 

@@ -10,12 +10,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::Metadata;
 use k8s_openapi::api::core::v1::{
     Container, EnvVar, ObjectFieldSelector, Pod, VolumeDevice, VolumeMount,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kruise_api::apps::common::{InPlaceUpdateContainerStatus, InPlaceUpdateState};
 use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet};
 use kruise_api::keys;
+use kruise_api::pod::{CachedContainer, CachedPod, ContainerView};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -69,11 +72,11 @@ pub fn go_time(now: jiff::Timestamp) -> String {
 }
 
 /// Annotations of a pod (empty map when absent).
-fn annotations(pod: &Pod) -> Option<&BTreeMap<String, String>> {
-    pod.metadata.annotations.as_ref()
+fn annotations(pod: &impl Metadata<Ty = ObjectMeta>) -> Option<&BTreeMap<String, String>> {
+    pod.metadata().annotations.as_ref()
 }
 
-fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+fn annotation<'a>(pod: &'a impl Metadata<Ty = ObjectMeta>, key: &str) -> Option<&'a str> {
     annotations(pod)
         .and_then(|a| a.get(key))
         .map(String::as_str)
@@ -179,7 +182,11 @@ fn encode_upgrade_spec(s: &SidecarSetUpgradeSpec) -> String {
 /// The upgrade spec of SidecarSet `name` recorded in the pod annotation `key` (empty when
 /// absent or unreadable, only the hash in the older format: OpenKruise
 /// `GetPodSidecarSetUpgradeSpecInAnnotations`).
-pub fn pod_upgrade_spec(pod: &Pod, name: &str, key: &str) -> SidecarSetUpgradeSpec {
+pub fn pod_upgrade_spec(
+    pod: &impl Metadata<Ty = ObjectMeta>,
+    name: &str,
+    key: &str,
+) -> SidecarSetUpgradeSpec {
     let Some(value) = annotation(pod, key).filter(|v| !v.is_empty()) else {
         return SidecarSetUpgradeSpec::default();
     };
@@ -260,17 +267,23 @@ mod upgrade_specs_memo {
 }
 
 /// The SidecarSet hash the pod was injected or last upgraded with (`GetPodSidecarSetRevision`).
-pub fn pod_sidecarset_revision(pod: &Pod, name: &str) -> String {
+pub fn pod_sidecarset_revision(pod: &impl Metadata<Ty = ObjectMeta>, name: &str) -> String {
     pod_upgrade_spec(pod, name, keys::SIDECARSET_HASH).hash
 }
 
 /// The ControllerRevision name the pod was injected from (`GetPodSidecarSetControllerRevision`).
-pub fn pod_sidecarset_controller_revision(pod: &Pod, name: &str) -> String {
+pub fn pod_sidecarset_controller_revision(
+    pod: &impl Metadata<Ty = ObjectMeta>,
+    name: &str,
+) -> String {
     pod_upgrade_spec(pod, name, keys::SIDECARSET_HASH).controller_revision
 }
 
 /// The image-less SidecarSet hash the pod carries (`GetPodSidecarSetWithoutImageRevision`).
-pub fn pod_sidecarset_without_image_revision(pod: &Pod, name: &str) -> String {
+pub fn pod_sidecarset_without_image_revision(
+    pod: &impl Metadata<Ty = ObjectMeta>,
+    name: &str,
+) -> String {
     pod_upgrade_spec(pod, name, keys::SIDECARSET_HASH_WITHOUT_IMAGE).hash
 }
 
@@ -300,7 +313,7 @@ pub fn name(s: &SidecarSet) -> &str {
 }
 
 /// Whether the pod runs the SidecarSet's latest hash (`IsPodSidecarUpdated`).
-pub fn is_pod_sidecar_updated(s: &SidecarSet, pod: &Pod) -> bool {
+pub fn is_pod_sidecar_updated(s: &SidecarSet, pod: &CachedPod) -> bool {
     sidecarset_revision(s) == pod_sidecarset_revision(pod, name(s))
 }
 
@@ -353,13 +366,15 @@ pub fn version_alt_annotation(container: &str) -> String {
 /// The pod's map from hot-upgrade sidecar name to its working container
 /// (`GetPodHotUpgradeInfoInAnnotations`): empty when absent or not JSON; after a type error,
 /// what Go's decoder had filled in (mismatched members as `""`).
-pub fn hot_upgrade_info(pod: &Pod) -> BTreeMap<String, String> {
+pub fn hot_upgrade_info(pod: &impl Metadata<Ty = ObjectMeta>) -> BTreeMap<String, String> {
     hot_upgrade_info_or_nil(pod).unwrap_or_default()
 }
 
 /// [`hot_upgrade_info`], `None` when the annotation is `null` (Go's map is then nil, and the
 /// webhook panics when it records a hot-upgrade sidecar in it).
-pub fn hot_upgrade_info_or_nil(pod: &Pod) -> Option<BTreeMap<String, String>> {
+pub fn hot_upgrade_info_or_nil(
+    pod: &impl Metadata<Ty = ObjectMeta>,
+) -> Option<BTreeMap<String, String>> {
     match annotation(pod, keys::SIDECARSET_WORKING_HOT_UPGRADE_CONTAINER) {
         None => Some(BTreeMap::new()),
         Some(v) => go_decode::string_map(v).0,
@@ -375,7 +390,7 @@ pub fn encode_string_map(m: &BTreeMap<String, String>) -> String {
 /// `(working, other)` container of hot-upgrade sidecar `sidecar` in the pod
 /// (`GetPodHotUpgradeContainers`): the working one is named in the annotation, `<name>-2`
 /// unless the annotation says `<name>-1`.
-pub fn pod_hot_upgrade_containers(sidecar: &str, pod: &Pod) -> (String, String) {
+pub fn pod_hot_upgrade_containers(sidecar: &str, pod: &CachedPod) -> (String, String) {
     let info = hot_upgrade_info(pod);
     let (n1, n2) = hot_upgrade_names(sidecar);
     if info.get(sidecar) == Some(&n1) {
@@ -418,7 +433,7 @@ pub fn sidecar_names(s: &SidecarSet) -> Vec<String> {
 
 /// Whether the SidecarSet's name is in the pod's `kruise.io/sidecarset-injected-list`
 /// (`IsPodInjectedSidecarSet`).
-pub fn is_pod_injected(pod: &Pod, s: &SidecarSet) -> bool {
+pub fn is_pod_injected(pod: &impl Metadata<Ty = ObjectMeta>, s: &SidecarSet) -> bool {
     // `injected_list(pod).contains(name(s))`, without building the set.
     let name = name(s);
     annotation(pod, keys::SIDECARSET_INJECTED_LIST)
@@ -427,7 +442,7 @@ pub fn is_pod_injected(pod: &Pod, s: &SidecarSet) -> bool {
 }
 
 /// The names in the pod's `kruise.io/sidecarset-injected-list`.
-pub fn injected_list(pod: &Pod) -> BTreeSet<String> {
+pub fn injected_list(pod: &impl Metadata<Ty = ObjectMeta>) -> BTreeSet<String> {
     annotation(pod, keys::SIDECARSET_INJECTED_LIST)
         .filter(|v| !v.is_empty())
         .map(|v| v.split(',').map(str::to_string).collect())
@@ -436,7 +451,7 @@ pub fn injected_list(pod: &Pod) -> BTreeSet<String> {
 
 /// The pod's init or regular container named `name`, init containers first
 /// (`util.GetContainer`).
-pub fn get_container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
+pub fn get_container<'a>(pod: &'a CachedPod, name: &str) -> Option<&'a CachedContainer> {
     let spec = pod.spec.as_ref()?;
     spec.init_containers
         .iter()
@@ -447,7 +462,7 @@ pub fn get_container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
 
 /// Whether the pod has every container of the SidecarSet (`IsPodConsistentWithSidecarSet`):
 /// a hot-upgrade sidecar needs its working-container entry and both containers of the pair.
-pub fn is_pod_consistent_with_sidecarset(pod: &Pod, s: &SidecarSet) -> bool {
+pub fn is_pod_consistent_with_sidecarset(pod: &CachedPod, s: &SidecarSet) -> bool {
     let info = hot_upgrade_info(pod);
     containers(s).iter().all(|c| {
         let n = &c.container.name;
@@ -463,10 +478,9 @@ pub fn is_pod_consistent_with_sidecarset(pod: &Pod, s: &SidecarSet) -> bool {
 }
 
 /// Whether a pod container carries the `IS_INJECTED=true` env var.
-pub fn is_injected_container(c: &Container) -> bool {
-    c.env
+pub fn is_injected_container(c: &impl ContainerView) -> bool {
+    c.env()
         .iter()
-        .flatten()
         .find(|e| e.name == SIDECAR_ENV_KEY)
         .is_some_and(|e| e.value.as_deref() == Some("true"))
 }
@@ -514,7 +528,7 @@ pub fn injected_volume_mounts_and_envs(
     }
     let mut mounts = Vec::new();
     let mut envs = Vec::new();
-    for app in podutil::containers(pod) {
+    for app in full_containers(pod) {
         if is_injected_container(app) {
             continue;
         }
@@ -536,11 +550,19 @@ pub fn injected_volume_devices(sidecar: &SidecarContainer, pod: &Pod) -> Vec<Vol
     if !share_enabled(sidecar.share_volume_device_policy.as_ref()) {
         return Vec::new();
     }
-    podutil::containers(pod)
+    full_containers(pod)
         .iter()
-        .filter(|c| !is_injected_container(c))
+        .filter(|c| !is_injected_container(*c))
         .flat_map(|c| c.volume_devices.iter().flatten().cloned())
         .collect()
+}
+
+/// The regular containers of a full pod (an admission request's).
+fn full_containers(pod: &Pod) -> &[Container] {
+    pod.spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default()
 }
 
 /// Splits `metadata.labels['key']` into (`metadata.labels`, `key`) (`SplitMaybeSubscriptedPath`).
@@ -557,7 +579,7 @@ fn split_subscripted(path: &str) -> Option<(&str, &str)> {
 /// Go's texts for an invalid key, a path that takes no subscript, an unsupported path.
 pub fn container_name_from_field_path(
     fs: &ObjectFieldSelector,
-    pod: &Pod,
+    pod: &impl Metadata<Ty = ObjectMeta>,
 ) -> Result<String, String> {
     let path = fs.field_path.as_str();
     let Some((p, key)) = split_subscripted(path) else {
@@ -579,7 +601,7 @@ pub fn container_name_from_field_path(
                 return Err(invalid(errs));
             }
             Ok(pod
-                .metadata
+                .metadata()
                 .labels
                 .as_ref()
                 .and_then(|l| l.get(key))
@@ -595,7 +617,7 @@ pub fn container_name_from_field_path(
 /// the source container; missing ones are skipped.
 pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
     let mut in_pod: BTreeMap<String, &EnvVar> = BTreeMap::new();
-    for c in podutil::containers(pod) {
+    for c in full_containers(pod) {
         for e in c.env.iter().flatten() {
             in_pod.insert(format!("{}/{}", c.name, e.name), e);
         }
@@ -835,7 +857,7 @@ pub fn is_container_image_equal(a: &str, b: &str) -> bool {
 
 /// Container image IDs of the pod by container name, without a `scheme://` prefix
 /// (`util.GetPodContainerImageIDs`).
-pub fn pod_container_image_ids(pod: &Pod) -> BTreeMap<String, String> {
+pub fn pod_container_image_ids(pod: &CachedPod) -> BTreeMap<String, String> {
     podutil::container_statuses(pod)
         .iter()
         .map(|s| {
@@ -856,7 +878,7 @@ pub fn pod_container_image_ids(pod: &Pod) -> BTreeMap<String, String> {
 /// # Errors
 /// When the annotation exists but is not valid JSON of that shape.
 pub fn inplace_update_states(
-    pod: &Pod,
+    pod: &CachedPod,
 ) -> Result<Option<BTreeMap<String, InPlaceUpdateState>>, serde_json::Error> {
     match annotation(pod, keys::SIDECARSET_IN_PLACE_UPDATE_STATE) {
         None => Ok(None),
@@ -869,7 +891,7 @@ pub fn inplace_update_states(
 /// image differs from its status image. No state annotation means complete; an unreadable one
 /// means not complete.
 pub fn is_sidecar_container_update_completed(
-    pod: &Pod,
+    pod: &CachedPod,
     sidecarsets: &BTreeSet<String>,
     containers: &BTreeSet<String>,
 ) -> bool {
@@ -907,7 +929,7 @@ pub fn is_sidecar_container_update_completed(
 /// OpenKruise `IsPodStateConsistent` for the SidecarSet's sidecars (or `only`, when not
 /// empty): the spec and status of those containers agree — by image digest when every sidecar
 /// image is a digest, else by the in-place update state.
-pub fn is_pod_state_consistent(s: &SidecarSet, pod: &Pod, only: &BTreeSet<String>) -> bool {
+pub fn is_pod_state_consistent(s: &SidecarSet, pod: &CachedPod, only: &BTreeSet<String>) -> bool {
     if podutil::containers(pod).len() != podutil::container_statuses(pod).len() {
         return false;
     }
@@ -942,7 +964,7 @@ pub fn is_pod_state_consistent(s: &SidecarSet, pod: &Pod, only: &BTreeSet<String
 
 /// OpenKruise `commonControl.IsPodReady`: every hot-upgrade pair's idle container runs the
 /// empty image, and the pod is running, Ready and not being deleted.
-pub fn is_pod_ready(s: &SidecarSet, pod: &Pod) -> bool {
+pub fn is_pod_ready(s: &SidecarSet, pod: &CachedPod) -> bool {
     let mut empty: BTreeMap<String, &str> = BTreeMap::new();
     for c in containers(s) {
         if is_hot_upgrade(c) {
@@ -964,7 +986,7 @@ pub fn is_pod_ready(s: &SidecarSet, pod: &Pod) -> bool {
 /// OpenKruise `IsSidecarSetUpgradable`: `(can upgrade, consistent)`. Only a pod with the
 /// SidecarSet's image-less hash can be upgraded (only images changed); a ready sidecar whose
 /// spec and status disagree is an upgrade still in progress (not consistent).
-pub fn is_sidecarset_upgradable(s: &SidecarSet, pod: &Pod) -> (bool, bool) {
+pub fn is_sidecarset_upgradable(s: &SidecarSet, pod: &CachedPod) -> (bool, bool) {
     if pod_sidecarset_without_image_revision(pod, name(s)) != sidecarset_without_image_revision(s) {
         return (false, false);
     }
@@ -987,7 +1009,7 @@ pub fn is_sidecarset_upgradable(s: &SidecarSet, pod: &Pod) -> (bool, bool) {
 /// SidecarSet's entry is created with its hash and `now` when missing.
 pub fn record_inplace_update_state(
     s: &SidecarSet,
-    pod: &mut Pod,
+    pod: &mut CachedPod,
     changed: &[String],
     now: jiff::Timestamp,
 ) {
@@ -1031,10 +1053,10 @@ pub fn record_inplace_update_state(
 
 /// Records in the pod's hash annotations that it runs the SidecarSet's latest hash
 /// (`UpdatePodSidecarSetHash`), converting annotations of the older `map[name]hash` format.
-pub fn update_pod_sidecarset_hash(pod: &mut Pod, s: &SidecarSet, now: jiff::Timestamp) {
+pub fn update_pod_sidecarset_hash(pod: &mut CachedPod, s: &SidecarSet, now: jiff::Timestamp) {
     let ts = go_time(now);
     let anns = pod
-        .metadata
+        .metadata_mut()
         .annotations
         .get_or_insert_with(Default::default);
     let current = anns.get(keys::SIDECARSET_HASH).cloned().unwrap_or_default();
@@ -1121,11 +1143,11 @@ pub struct PatchMetadataError(pub String);
 /// # Errors
 /// A `MergePatchJson` value or pod value that is not JSON.
 pub fn patch_pod_metadata(
-    pod: &mut Pod,
+    pod: &mut impl Metadata<Ty = ObjectMeta>,
     patches: &[kruise_api::apps::v1beta1::SidecarSetPatchPodMetadata],
 ) -> Result<bool, PatchMetadataError> {
     let anns = pod
-        .metadata
+        .metadata_mut()
         .annotations
         .get_or_insert_with(Default::default);
     let before = anns.clone();

@@ -116,7 +116,7 @@ pub fn is_revision_of(r: &ControllerRevision, s: &SidecarSet) -> bool {
 /// revision and the newest revision of the pinned custom version.
 pub fn active_revisions<'a>(
     s: &SidecarSet,
-    pods: impl IntoIterator<Item = &'a k8s_openapi::api::core::v1::Pod>,
+    pods: impl IntoIterator<Item = &'a kruise_api::pod::CachedPod>,
     sorted: &[&ControllerRevision],
 ) -> BTreeSet<String> {
     let mut active: BTreeSet<String> = pods

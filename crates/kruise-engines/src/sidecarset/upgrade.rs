@@ -6,10 +6,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Container, Pod};
 use kruise_api::apps::common::{UpdateScatterStrategy, UpdateScatterTerm};
 use kruise_api::apps::v1beta1::{SidecarSet, SidecarSetStatus};
 use kruise_api::keys;
+use kruise_api::pod::{CachedContainer, CachedPod};
 
 use super::control::{
     self, hot_upgrade_empty_image, hot_upgrade_names, is_hot_upgrade, is_pod_ready,
@@ -33,9 +33,9 @@ pub struct NextUpgrade {
 /// `updateStrategy.selector`, the upgradable and consistent ones in upgrade order
 /// ([`sort_update_indexes`]), cut to what `partition` and `maxUnavailable` allow
 /// ([`upgrade_count`]). `pods` are the SidecarSet's matched pods.
-pub fn next_upgrade_pods(s: &SidecarSet, pods: &[&Pod]) -> NextUpgrade {
+pub fn next_upgrade_pods(s: &SidecarSet, pods: &[&CachedPod]) -> NextUpgrade {
     let strategy = s.spec.update_strategy.clone().unwrap_or_default();
-    let selected = |pod: &Pod| match &strategy.selector {
+    let selected = |pod: &CachedPod| match &strategy.selector {
         None => true,
         Some(sel) => updatesort::selector_matches(sel, pod.metadata.labels.as_ref()) == Some(true),
     };
@@ -62,7 +62,11 @@ pub fn next_upgrade_pods(s: &SidecarSet, pods: &[&Pod]) -> NextUpgrade {
 /// OpenKruise SidecarSet `SortUpdateIndexes`: active-pods order (not ready, unscheduled,
 /// pending first), then `priorityStrategy`, then `scatterStrategy` with `"*"` values expanded
 /// to every value of that label among the pods.
-pub fn sort_update_indexes(s: &SidecarSet, pods: &[&Pod], mut wait: Vec<usize>) -> Vec<usize> {
+pub fn sort_update_indexes(
+    s: &SidecarSet,
+    pods: &[&CachedPod],
+    mut wait: Vec<usize>,
+) -> Vec<usize> {
     let strategy = s.spec.update_strategy.clone().unwrap_or_default();
     wait.sort_by(|&i, &j| updatesort::active_pods_cmp(pods[i], pods[j]));
     if let Some(p) = &strategy.priority_strategy {
@@ -79,7 +83,7 @@ pub fn sort_update_indexes(s: &SidecarSet, pods: &[&Pod], mut wait: Vec<usize>) 
 /// its key among the pods (in pod order); duplicates are dropped.
 pub fn expand_scatter_terms(
     scatter: &UpdateScatterStrategy,
-    pods: &[&Pod],
+    pods: &[&CachedPod],
 ) -> Vec<UpdateScatterTerm> {
     let mut out: Vec<UpdateScatterTerm> = Vec::new();
     let insert = |t: UpdateScatterTerm, out: &mut Vec<UpdateScatterTerm>| {
@@ -112,7 +116,7 @@ pub fn expand_scatter_terms(
 /// `CalculatePartitionReplicas`) are kept; then pods that are not ready are always taken, ready
 /// ones while the updated-but-unavailable pods stay under `maxUnavailable` (default 1,
 /// percentages rounded up).
-pub fn upgrade_count(s: &SidecarSet, wait: &[usize], pods: &[&Pod]) -> usize {
+pub fn upgrade_count(s: &SidecarSet, wait: &[usize], pods: &[&CachedPod]) -> usize {
     let strategy = s.spec.update_strategy.clone().unwrap_or_default();
     let total = pods.len() as i64;
     let partition =
@@ -153,7 +157,7 @@ pub fn upgrade_count(s: &SidecarSet, wait: &[usize], pods: &[&Pod]) -> usize {
 
 /// OpenKruise `calculateStatus` (without `latestRevision`/`collisionCount`, which the caller
 /// adds): matched pods, pods on the latest hash, consistent and ready pods, and both.
-pub fn calculate_status(s: &SidecarSet, pods: &[&Pod]) -> SidecarSetStatus {
+pub fn calculate_status(s: &SidecarSet, pods: &[&CachedPod]) -> SidecarSetStatus {
     let none = BTreeSet::new();
     let mut st = SidecarSetStatus {
         observed_generation: s.metadata.generation,
@@ -198,7 +202,7 @@ pub fn status_changed(stored: Option<&SidecarSetStatus>, new: &SidecarSetStatus)
 /// in place, a hot-upgrade sidecar in its idle container (which becomes the working one, with
 /// the version annotations set from the SidecarSet's `resourceVersion`) — its hash annotation
 /// updated and the image IDs of the changed containers recorded. Only images change.
-pub fn upgrade_pod(s: &SidecarSet, pod: &mut Pod, now: jiff::Timestamp) -> Vec<String> {
+pub fn upgrade_pod(s: &SidecarSet, pod: &mut CachedPod, now: jiff::Timestamp) -> Vec<String> {
     let rv = s.metadata.resource_version.clone().unwrap_or_default();
     let mut changed = Vec::new();
     for sidecar in control::containers(s) {
@@ -246,19 +250,19 @@ pub fn upgrade_pod(s: &SidecarSet, pod: &mut Pod, now: jiff::Timestamp) -> Vec<S
     changed
 }
 
-fn image_of(pod: &Pod, name: &str) -> String {
+fn image_of(pod: &CachedPod, name: &str) -> String {
     podutil::get_container(pod, name)
         .and_then(|c| c.image.clone())
         .unwrap_or_default()
 }
 
-fn any_image_of(pod: &Pod, name: &str) -> String {
+fn any_image_of(pod: &CachedPod, name: &str) -> String {
     control::get_container(pod, name)
         .and_then(|c| c.image.clone())
         .unwrap_or_default()
 }
 
-fn any_container_mut<'a>(pod: &'a mut Pod, name: &str) -> Option<&'a mut Container> {
+fn any_container_mut<'a>(pod: &'a mut CachedPod, name: &str) -> Option<&'a mut CachedContainer> {
     let spec = pod.spec.as_mut()?;
     spec.init_containers
         .iter_mut()
@@ -267,7 +271,7 @@ fn any_container_mut<'a>(pod: &'a mut Pod, name: &str) -> Option<&'a mut Contain
         .find(|c| c.name == name)
 }
 
-fn container_mut<'a>(pod: &'a mut Pod, name: &str) -> Option<&'a mut Container> {
+fn container_mut<'a>(pod: &'a mut CachedPod, name: &str) -> Option<&'a mut CachedContainer> {
     pod.spec
         .as_mut()?
         .containers
@@ -281,7 +285,7 @@ fn container_mut<'a>(pod: &'a mut Pod, name: &str) -> Option<&'a mut Container> 
 pub fn find_container_to_hot_upgrade(
     s: &SidecarSet,
     sidecar: &kruise_api::apps::v1beta1::SidecarContainer,
-    pod: &Pod,
+    pod: &CachedPod,
 ) -> (String, String) {
     let (n1, n2) = hot_upgrade_names(&sidecar.container.name);
     let empty = hot_upgrade_empty_image(sidecar);
@@ -310,7 +314,7 @@ pub fn find_container_to_hot_upgrade(
     (other, work)
 }
 
-fn name_or_empty(pod: &Pod, n: &str) -> String {
+fn name_or_empty(pod: &CachedPod, n: &str) -> String {
     if podutil::get_container(pod, n).is_some() {
         n.to_string()
     } else {
@@ -320,7 +324,7 @@ fn name_or_empty(pod: &Pod, n: &str) -> String {
 
 /// OpenKruise `isPodSidecarInHotUpgrading`: some hot-upgrade pair's idle container does not
 /// run the empty image.
-pub fn is_pod_in_hot_upgrading(s: &SidecarSet, pod: &Pod) -> bool {
+pub fn is_pod_in_hot_upgrading(s: &SidecarSet, pod: &CachedPod) -> bool {
     let images: BTreeMap<&str, &str> = podutil::containers(pod)
         .iter()
         .map(|c| (c.name.as_str(), c.image.as_deref().unwrap_or("")))
@@ -336,7 +340,7 @@ pub fn is_pod_in_hot_upgrading(s: &SidecarSet, pod: &Pod) -> bool {
 
 /// OpenKruise `isHotUpgradingReady`: the pod is running and Ready, or every container but the
 /// idle ones of hot-upgrade pairs is ready.
-pub fn is_hot_upgrading_ready(s: &SidecarSet, pod: &Pod) -> bool {
+pub fn is_hot_upgrading_ready(s: &SidecarSet, pod: &CachedPod) -> bool {
     if podutil::is_running_and_ready(pod) {
         return true;
     }
@@ -359,7 +363,7 @@ pub fn has_hot_upgrade(s: &SidecarSet) -> bool {
 /// Whether the pod's hot upgrade is done and its old container may be reset: it is in hot
 /// upgrading, its sidecars other than the idle ones are consistent and it is ready enough
 /// (the condition of OpenKruise's `UpdateSidecarSet` before `flipHotUpgradingContainers`).
-pub fn needs_hot_upgrade_flip(s: &SidecarSet, pod: &Pod) -> bool {
+pub fn needs_hot_upgrade_flip(s: &SidecarSet, pod: &CachedPod) -> bool {
     let mut sidecars = control::sidecar_containers_in_pod(s);
     for c in control::containers(s).iter().filter(|c| is_hot_upgrade(c)) {
         let (_, idle) = pod_hot_upgrade_containers(&c.container.name, pod);
@@ -373,7 +377,7 @@ pub fn needs_hot_upgrade_flip(s: &SidecarSet, pod: &Pod) -> bool {
 /// OpenKruise `flipPodSidecarContainerDo`: every hot-upgrade pair's idle container not on the
 /// empty image is reset to it, with version annotations `0`, and the change recorded in the
 /// in-place update state. Returns the reset containers.
-pub fn flip_hot_upgrade(s: &SidecarSet, pod: &mut Pod, now: jiff::Timestamp) -> Vec<String> {
+pub fn flip_hot_upgrade(s: &SidecarSet, pod: &mut CachedPod, now: jiff::Timestamp) -> Vec<String> {
     let mut changed = Vec::new();
     for c in control::containers(s).iter().filter(|c| is_hot_upgrade(c)) {
         let (work, idle) = pod_hot_upgrade_containers(&c.container.name, pod);
@@ -402,7 +406,7 @@ pub fn flip_hot_upgrade(s: &SidecarSet, pod: &mut Pod, now: jiff::Timestamp) -> 
 /// `false`, else `False` (`UpdateImmutableField`). `None` when nothing changes, or when the
 /// message is not a JSON object (Go returns an error and patches nothing).
 pub fn upgradable_condition(
-    pod: &Pod,
+    pod: &CachedPod,
     name: &str,
     upgradable: bool,
     now: jiff::Timestamp,

@@ -1,4 +1,4 @@
-//! Pod orderings shared by the workloads, as pure functions over `&[&Pod]` returning indexes.
+//! Pod orderings shared by the workloads, as pure functions over `&[&CachedPod]` returning indexes.
 //!
 //! - **Update order** ([`sort_update_indexes`], OpenKruise CloneSet `SortUpdateIndexes`): the
 //!   upstream "active pods" order ([`active_pods_cmp`]: less ready/running first), then the
@@ -13,25 +13,25 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::common::{UpdatePriorityStrategy, UpdateScatterStrategy, UpdateScatterTerm};
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 
 use crate::{lifecycle, podutil};
 
 // ---------------------------------------------------------------------------------------------
 // Pod facts
 
-fn node_name(pod: &Pod) -> &str {
+fn node_name(pod: &CachedPod) -> &str {
     pod.spec
         .as_ref()
         .and_then(|s| s.node_name.as_deref())
         .unwrap_or_default()
 }
 
-fn phase_ordinal(pod: &Pod) -> u8 {
+fn phase_ordinal(pod: &CachedPod) -> u8 {
     match podutil::phase(pod) {
         "Unknown" => 1,
         "Running" => 2,
@@ -40,7 +40,7 @@ fn phase_ordinal(pod: &Pod) -> u8 {
     }
 }
 
-fn ready_time(pod: &Pod) -> Option<Timestamp> {
+fn ready_time(pod: &CachedPod) -> Option<Timestamp> {
     podutil::conditions(pod)
         .iter()
         .find(|c| c.type_ == podutil::POD_READY && c.status == podutil::CONDITION_TRUE)
@@ -48,7 +48,7 @@ fn ready_time(pod: &Pod) -> Option<Timestamp> {
         .map(|t| t.0)
 }
 
-fn creation_time(pod: &Pod) -> Option<Timestamp> {
+fn creation_time(pod: &CachedPod) -> Option<Timestamp> {
     pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
@@ -62,7 +62,7 @@ fn later_or_missing_first(a: Option<Timestamp>, b: Option<Timestamp>) -> Orderin
     }
 }
 
-fn max_restarts(pod: &Pod) -> i32 {
+fn max_restarts(pod: &CachedPod) -> i32 {
     podutil::container_statuses(pod)
         .iter()
         .map(|c| c.restart_count)
@@ -72,7 +72,7 @@ fn max_restarts(pod: &Pod) -> i32 {
 }
 
 /// Highest restart count among restartable init containers (native sidecars).
-fn max_sidecar_restarts(pod: &Pod) -> i32 {
+fn max_sidecar_restarts(pod: &CachedPod) -> i32 {
     let Some(inits) = pod.spec.as_ref().and_then(|s| s.init_containers.as_ref()) else {
         return 0;
     };
@@ -96,7 +96,7 @@ fn max_sidecar_restarts(pod: &Pod) -> i32 {
 /// `controller.kubernetes.io/pod-deletion-cost` of a pod: the annotation as a 32-bit integer;
 /// 0 when absent or invalid (a leading `+`, leading zeros other than `"0"`, or out of range are
 /// invalid, as upstream).
-pub fn deletion_cost(pod: &Pod) -> i32 {
+pub fn deletion_cost(pod: &CachedPod) -> i32 {
     let Some(value) = pod
         .metadata
         .annotations
@@ -125,7 +125,7 @@ pub fn deletion_cost(pod: &Pod) -> i32 {
 /// not ready < ready; if both ready, more recently ready (or without a transition time) first;
 /// more container restarts first, then more native-sidecar restarts first; without creation time
 /// first, then newer first.
-pub fn active_pods_cmp(a: &Pod, b: &Pod) -> Ordering {
+pub fn active_pods_cmp(a: &CachedPod, b: &CachedPod) -> Ordering {
     let (ra, rb) = (podutil::is_pod_ready(a), podutil::is_pod_ready(b));
     (!node_name(a).is_empty())
         .cmp(&!node_name(b).is_empty())
@@ -231,7 +231,7 @@ pub fn priority_cmp(
 
 /// Stable sort of `indexes` (into `pods`) by [`priority_cmp`]; unchanged without priority terms.
 pub fn priority_sort(
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     mut indexes: Vec<usize>,
     strategy: &UpdatePriorityStrategy,
 ) -> Vec<usize> {
@@ -245,7 +245,7 @@ pub fn priority_sort(
     indexes
 }
 
-fn label_equals(pod: &Pod, term: &UpdateScatterTerm) -> bool {
+fn label_equals(pod: &CachedPod, term: &UpdateScatterTerm) -> bool {
     // An absent label reads as "" (a term with an empty value matches pods without the label).
     pod.metadata
         .labels
@@ -259,7 +259,7 @@ fn label_equals(pod: &Pod, term: &UpdateScatterTerm) -> bool {
 /// least one waiting pod carries (the label present with the value), most matched first, ties in
 /// strategy order.
 fn scatter_terms(
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     indexes: &[usize],
     strategy: &[UpdateScatterTerm],
 ) -> Vec<UpdateScatterTerm> {
@@ -343,7 +343,11 @@ fn migrate(src: &mut Vec<usize>, dst: &mut Vec<usize>, size: usize) {
     dst.extend(src.drain(..n));
 }
 
-fn scatter_by_term(pods: &[&Pod], indexes: Vec<usize>, term: &UpdateScatterTerm) -> Vec<usize> {
+fn scatter_by_term(
+    pods: &[&CachedPod],
+    indexes: Vec<usize>,
+    term: &UpdateScatterTerm,
+) -> Vec<usize> {
     let (mut matched, mut unmatched): (Vec<usize>, Vec<usize>) =
         indexes.iter().partition(|&&i| label_equals(pods[i], term));
     if matched.len() <= 1 || unmatched.len() <= 1 {
@@ -377,7 +381,7 @@ fn scatter_by_term(pods: &[&Pod], indexes: Vec<usize>, term: &UpdateScatterTerm)
 /// spread density is computed over them), one term after the other (see the module docs).
 /// Unchanged with no terms or at most one index.
 pub fn scatter_sort(
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     mut indexes: Vec<usize>,
     strategy: &[UpdateScatterTerm],
 ) -> Vec<usize> {
@@ -394,7 +398,7 @@ pub fn scatter_sort(
 /// workload's pods) for update — [`active_pods_cmp`], then [`priority_sort`] and
 /// [`scatter_sort`] when given, then pods in lifecycle state `PreparingUpdate` first (stable).
 pub fn sort_update_indexes(
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     mut wait: Vec<usize>,
     priority: Option<&UpdatePriorityStrategy>,
     scatter: Option<&UpdateScatterStrategy>,
@@ -420,7 +424,7 @@ pub fn sort_update_indexes(
 /// dropped and the others get ranks `m, m-1, …, 1` in that order (`m` = pods on the node − 1), so
 /// the pods most worth deleting on crowded nodes get the highest ranks. Others get 0. Returns one
 /// rank per pod.
-pub fn same_node_ranks(pods: &[&Pod]) -> Vec<f64> {
+pub fn same_node_ranks(pods: &[&CachedPod]) -> Vec<f64> {
     let mut ranks = vec![0.0; pods.len()];
     let mut by_node: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, p) in pods.iter().enumerate() {
@@ -459,7 +463,7 @@ pub struct SpreadConstraint {
 /// [`same_node_ranks`] unless the key is `kubernetes.io/hostname`), and a pod at position `i` of
 /// a group of `n` gains `(n - i) · ln(domains + 2)`. Returns one rank per pod.
 pub fn spread_constraint_ranks(
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     constraints: &[SpreadConstraint],
     node_labels: &HashMap<String, BTreeMap<String, String>>,
 ) -> Vec<f64> {
@@ -522,11 +526,11 @@ pub fn spread_constraint_ranks(
 /// both ready, more recently ready (or without a transition time) first; more container restarts
 /// first; without creation time first, then newer first. `Less` = delete first.
 pub fn deletion_cmp(
-    a: &Pod,
-    b: &Pod,
+    a: &CachedPod,
+    b: &CachedPod,
     rank_a: f64,
     rank_b: f64,
-    available: Option<&dyn Fn(&Pod) -> bool>,
+    available: Option<&dyn Fn(&CachedPod) -> bool>,
 ) -> Ordering {
     let (ra, rb) = (podutil::is_pod_ready(a), podutil::is_pod_ready(b));
     (!node_name(a).is_empty())
@@ -551,9 +555,9 @@ pub fn deletion_cmp(
 /// [`same_node_ranks`] or [`spread_constraint_ranks`]) and an optional availability test:
 /// indexes, best to delete first.
 pub fn sort_for_deletion_with(
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     ranks: &[f64],
-    available: Option<&dyn Fn(&Pod) -> bool>,
+    available: Option<&dyn Fn(&CachedPod) -> bool>,
 ) -> Vec<usize> {
     let rank = |i: usize| ranks.get(i).copied().unwrap_or(0.0);
     let mut order: Vec<usize> = (0..pods.len()).collect();
@@ -565,7 +569,7 @@ pub fn sort_for_deletion_with(
 /// `IsPodAvailable`): lifecycle state unset or `Normal`, phase `Running`,
 /// available for `min_ready_seconds` at `now`, and the `InPlaceUpdateReady` condition `True`
 /// when present.
-pub fn available_in_lifecycle(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> bool {
+pub fn available_in_lifecycle(pod: &CachedPod, min_ready_seconds: i32, now: Timestamp) -> bool {
     lifecycle::is_normal_or_unset(pod)
         && podutil::is_running_and_available(pod, min_ready_seconds, now)
         && podutil::get_condition(pod, keys::IN_PLACE_UPDATE_READY)
@@ -577,18 +581,18 @@ pub fn available_in_lifecycle(pod: &Pod, min_ready_seconds: i32, now: Timestamp)
 /// `min_ready_seconds` = 0. Use [`sort_for_deletion_min_ready`] to pass the CloneSet's
 /// `minReadySeconds`, or [`sort_for_deletion_with`] with [`spread_constraint_ranks`] when the
 /// template has topology spread constraints.
-pub fn sort_for_deletion(pods: &[&Pod], now: Timestamp) -> Vec<usize> {
+pub fn sort_for_deletion(pods: &[&CachedPod], now: Timestamp) -> Vec<usize> {
     sort_for_deletion_min_ready(pods, now, 0)
 }
 
 /// [`sort_for_deletion`] with the workload's `minReadySeconds` (what OpenKruise passes).
 pub fn sort_for_deletion_min_ready(
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     now: Timestamp,
     min_ready_seconds: i32,
 ) -> Vec<usize> {
     let ranks = same_node_ranks(pods);
-    let available = |p: &Pod| available_in_lifecycle(p, min_ready_seconds, now);
+    let available = |p: &CachedPod| available_in_lifecycle(p, min_ready_seconds, now);
     sort_for_deletion_with(pods, &ranks, Some(&available))
 }
 

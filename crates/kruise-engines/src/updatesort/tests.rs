@@ -1,11 +1,15 @@
 use super::*;
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, PodCondition, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelectorRequirement, Time};
 use kruise_api::apps::common::{UpdatePriorityOrderTerm, UpdatePriorityWeightTerm};
+#[allow(unused_imports)]
+use kruise_api::pod::{
+    CachedContainer, CachedContainerStatus, CachedPod, CachedPodSpec, CachedPodStatus,
+};
 use serde::Deserialize;
 
-fn labelled(labels: &[(&str, &str)]) -> Pod {
-    let mut p = Pod::default();
+fn labelled(labels: &[(&str, &str)]) -> CachedPod {
+    let mut p = CachedPod::default();
     p.metadata.labels = Some(
         labels
             .iter()
@@ -15,7 +19,7 @@ fn labelled(labels: &[(&str, &str)]) -> Pod {
     p
 }
 
-fn parse_labels(spec: &str) -> Pod {
+fn parse_labels(spec: &str) -> CachedPod {
     let pairs: Vec<(&str, &str)> = spec
         .split(',')
         .filter_map(|kv| kv.split_once('='))
@@ -125,8 +129,8 @@ fn scatter_by_single_rule() {
         ),
     ];
     for (labels, want) in cases {
-        let owned: Vec<Pod> = labels.iter().map(|s| parse_labels(s)).collect();
-        let pods: Vec<&Pod> = owned.iter().collect();
+        let owned: Vec<CachedPod> = labels.iter().map(|s| parse_labels(s)).collect();
+        let pods: Vec<&CachedPod> = owned.iter().collect();
         let got = scatter_by_term(&pods, (0..pods.len()).collect(), &t);
         assert_eq!(got, *want, "{labels:?}");
     }
@@ -179,8 +183,8 @@ fn scatter_terms_selection() {
         (&[&[], &[]], vec![term("x", "y")], vec![term("x", "y")]),
     ];
     for (labels, strategy, want) in cases {
-        let owned: Vec<Pod> = labels.iter().map(|l| labelled(l)).collect();
-        let pods: Vec<&Pod> = owned.iter().collect();
+        let owned: Vec<CachedPod> = labels.iter().map(|l| labelled(l)).collect();
+        let pods: Vec<&CachedPod> = owned.iter().collect();
         let idx: Vec<usize> = (0..pods.len()).collect();
         assert_eq!(scatter_terms(&pods, &idx, strategy), *want);
     }
@@ -371,8 +375,8 @@ fn scatter_sort_cases() {
         ),
     ];
     for (i, (labels, wait, strategy, want)) in cases.into_iter().enumerate() {
-        let owned: Vec<Pod> = labels.iter().map(|l| labelled(l)).collect();
-        let pods: Vec<&Pod> = owned.iter().collect();
+        let owned: Vec<CachedPod> = labels.iter().map(|l| labelled(l)).collect();
+        let pods: Vec<&CachedPod> = owned.iter().collect();
         let got = scatter_sort(&pods, (0..wait).collect(), &strategy);
         assert_eq!(got, want, "case {i}");
     }
@@ -523,7 +527,7 @@ fn priority_sort_keeps_order_of_equals() {
         labelled(&[("foo", "bar")]),
         labelled(&[]),
     ];
-    let pods: Vec<&Pod> = owned.iter().collect();
+    let pods: Vec<&CachedPod> = owned.iter().collect();
     assert_eq!(priority_sort(&pods, vec![0, 1, 2, 3], &s), vec![2, 0, 1, 3]);
     assert_eq!(
         priority_sort(&pods, vec![0, 1, 2, 3], &UpdatePriorityStrategy::default()),
@@ -607,16 +611,16 @@ fn priority_and_scatter_match_openkruise_go() {
         let (input, want) = line.split_once('\t').unwrap();
         let case: SortCase = serde_json::from_str(input).unwrap();
         let want: Vec<usize> = serde_json::from_str(want).unwrap();
-        let owned: Vec<Pod> = case
+        let owned: Vec<CachedPod> = case
             .labels
             .iter()
             .map(|l| {
-                let mut p = Pod::default();
+                let mut p = CachedPod::default();
                 p.metadata.labels = Some(l.clone());
                 p
             })
             .collect();
-        let pods: Vec<&Pod> = owned.iter().collect();
+        let pods: Vec<&CachedPod> = owned.iter().collect();
         let mut idx: Vec<usize> = (0..case.wait).collect();
         if let Some(p) = &case.priority {
             idx = priority_sort(&pods, idx, p);
@@ -647,8 +651,8 @@ struct P {
     state: Option<&'static str>,
 }
 
-fn mk(p: &P) -> Pod {
-    let mut pod = Pod::default();
+fn mk(p: &P) -> CachedPod {
+    let mut pod = CachedPod::default();
     pod.metadata.creation_timestamp = p.created.map(ts);
     if let Some(c) = p.cost {
         pod.metadata.annotations =
@@ -657,9 +661,9 @@ fn mk(p: &P) -> Pod {
     if let Some(s) = p.state {
         pod.metadata.labels = Some([(keys::LIFECYCLE_STATE.to_owned(), s.to_owned())].into());
     }
-    pod.spec = Some(PodSpec {
+    pod.spec = Some(CachedPodSpec {
         node_name: (!p.node.is_empty()).then(|| p.node.to_owned()),
-        containers: vec![Container {
+        containers: vec![CachedContainer {
             name: "c".into(),
             ..Default::default()
         }],
@@ -674,10 +678,10 @@ fn mk(p: &P) -> Pod {
             ..Default::default()
         });
     }
-    pod.status = Some(PodStatus {
+    pod.status = Some(CachedPodStatus {
         phase: (!p.phase.is_empty()).then(|| p.phase.to_owned()),
         conditions: Some(conditions),
-        container_statuses: Some(vec![ContainerStatus {
+        container_statuses: Some(vec![CachedContainerStatus {
             name: "c".into(),
             restart_count: p.restarts,
             ..Default::default()
@@ -717,7 +721,7 @@ fn deletion_cost_parsing() {
         });
         assert_eq!(deletion_cost(&p), want, "{v}");
     }
-    assert_eq!(deletion_cost(&Pod::default()), 0);
+    assert_eq!(deletion_cost(&CachedPod::default()), 0);
 }
 
 fn now() -> Timestamp {
@@ -828,7 +832,7 @@ fn same_node_ranks_prefer_crowded_nodes() {
             ..Default::default()
         }),
     ];
-    let pods: Vec<&Pod> = pods_owned.iter().collect();
+    let pods: Vec<&CachedPod> = pods_owned.iter().collect();
     assert_eq!(same_node_ranks(&pods), vec![0.0, 2.0, 1.0, 0.0, 0.0]);
     // unassigned pending pod first; then rank 2, rank 1; then n2's pod (rank 0, ready at 300)
     // before n1's oldest (rank 0, ready at 100)
@@ -837,7 +841,7 @@ fn same_node_ranks_prefer_crowded_nodes() {
     let mut cheap = pods_owned[0].clone();
     cheap.metadata.annotations =
         Some([(keys::POD_DELETION_COST.to_owned(), "-10".to_owned())].into());
-    let pods2: Vec<&Pod> = vec![&cheap, &pods_owned[1], &pods_owned[2], &pods_owned[3]];
+    let pods2: Vec<&CachedPod> = vec![&cheap, &pods_owned[1], &pods_owned[2], &pods_owned[3]];
     assert_eq!(sort_for_deletion(&pods2, now())[0], 0);
 }
 
@@ -895,7 +899,7 @@ fn spread_ranks_weight_domains() {
         mk(&running("n3", 300, 10)),
         mk(&running("n4", 300, 10)), // unknown node: not ranked
     ];
-    let pods: Vec<&Pod> = owned.iter().collect();
+    let pods: Vec<&CachedPod> = owned.iter().collect();
     let c = [SpreadConstraint {
         topology_key: "zone".into(),
         limited_values: vec![],
@@ -940,7 +944,7 @@ fn update_order() {
         }),
         mk(&running("n1", 200, 10)),
     ];
-    let pods: Vec<&Pod> = owned.iter().collect();
+    let pods: Vec<&CachedPod> = owned.iter().collect();
     // default: pending/unassigned first, then ready later first; PreparingUpdate moved first
     assert_eq!(
         sort_update_indexes(&pods, vec![0, 1, 2, 3], None, None),
@@ -957,7 +961,7 @@ fn update_order() {
     // priority then applies on top of the default order
     let mut with_label = owned.clone();
     with_label[0].metadata.labels = Some(lmap(&[("k", "v")]));
-    let pods: Vec<&Pod> = with_label.iter().collect();
+    let pods: Vec<&CachedPod> = with_label.iter().collect();
     let s = UpdatePriorityStrategy {
         weight_priority: Some(vec![weight(10, &[("k", "v")])]),
         order_priority: None,
@@ -977,12 +981,12 @@ fn update_order() {
 fn active_pods_order_cases() {
     let base = running("n1", 100, 50);
     let mut sidecar = mk(&base);
-    sidecar.spec.as_mut().unwrap().init_containers = Some(vec![Container {
+    sidecar.spec.as_mut().unwrap().init_containers = Some(vec![CachedContainer {
         name: "s".into(),
         restart_policy: Some("Always".into()),
         ..Default::default()
     }]);
-    sidecar.status.as_mut().unwrap().init_container_statuses = Some(vec![ContainerStatus {
+    sidecar.status.as_mut().unwrap().init_container_statuses = Some(vec![CachedContainerStatus {
         name: "s".into(),
         restart_count: 4,
         ..Default::default()
@@ -1012,7 +1016,7 @@ mod props {
     use super::*;
     use proptest::prelude::*;
 
-    fn arb_pod() -> impl Strategy<Value = Pod> {
+    fn arb_pod() -> impl Strategy<Value = CachedPod> {
         (
             prop::sample::select(vec!["", "n1", "n2", "n3"]),
             prop::sample::select(vec!["", "Pending", "Running", "Unknown", "Failed"]),
@@ -1063,14 +1067,14 @@ mod props {
     proptest! {
         #[test]
         fn deletion_order_is_a_consistent_permutation(pods in prop::collection::vec(arb_pod(), 0..12)) {
-            let refs: Vec<&Pod> = pods.iter().collect();
+            let refs: Vec<&CachedPod> = pods.iter().collect();
             let order = sort_for_deletion(&refs, now());
             prop_assert!(is_permutation(&order, &(0..pods.len()).collect::<Vec<_>>()));
             // sorting the sorted list again changes nothing (the comparison is a total preorder)
-            let sorted: Vec<&Pod> = order.iter().map(|&i| refs[i]).collect();
+            let sorted: Vec<&CachedPod> = order.iter().map(|&i| refs[i]).collect();
             let ranks = same_node_ranks(&refs);
             let sorted_ranks: Vec<f64> = order.iter().map(|&i| ranks[i]).collect();
-            let available = |p: &Pod| available_in_lifecycle(p, 0, now());
+            let available = |p: &CachedPod| available_in_lifecycle(p, 0, now());
             let again = sort_for_deletion_with(&sorted, &sorted_ranks, Some(&available));
             prop_assert_eq!(again, (0..pods.len()).collect::<Vec<_>>());
         }
@@ -1082,7 +1086,7 @@ mod props {
             scatter in prop::collection::vec((prop::sample::select(vec!["a", "b"]), prop::sample::select(vec!["x", "y"])), 0..3),
             order_keys in prop::collection::vec(prop::sample::select(vec!["a", "b"]), 0..2),
         ) {
-            let refs: Vec<&Pod> = pods.iter().collect();
+            let refs: Vec<&CachedPod> = pods.iter().collect();
             let wait: Vec<usize> = (0..pods.len()).filter(|i| mask & (1 << i) != 0).collect();
             let scatter: UpdateScatterStrategy = scatter.into_iter().map(|(k, v)| term(k, v)).collect();
             let prio = order(&order_keys);

@@ -47,8 +47,8 @@ pub fn pod_controller<Fut, E>(
     ctx: &Arc<Context>,
     name: &'static str,
     workers: u16,
-    wanted: fn(&k8s_openapi::api::core::v1::Pod) -> bool,
-    reconcile: fn(Arc<k8s_openapi::api::core::v1::Pod>, Arc<Context>) -> Fut,
+    wanted: fn(&kruise_api::pod::CachedPod) -> bool,
+    reconcile: fn(Arc<kruise_api::pod::CachedPod>, Arc<Context>) -> Fut,
 ) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static
 where
     Fut:
@@ -57,7 +57,7 @@ where
 {
     use futures::StreamExt;
     let ctx = ctx.clone();
-    let pods = ctx.cache.informer::<k8s_openapi::api::core::v1::Pod>();
+    let pods = ctx.cache.informer::<kruise_api::pod::CachedPod>();
     let caches = vec![pods.synced()];
     let triggers = pods
         .applied_objects()

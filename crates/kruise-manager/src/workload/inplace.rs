@@ -1,9 +1,9 @@
 //! In-place update writes (OpenKruise `pkg/util/inplaceupdate` `realControl.Update` /
 //! `Refresh`): the decisions are `kruise_engines::inplace`'s.
 
+use kruise_api::pod::CachedPod;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
 use kruise_engines::inplace::{self, RefreshAction, RevisionAdapter, UpdateSpec};
 use kruise_engines::lifecycle::{self, LifecycleState};
 use kube::ResourceExt;
@@ -25,11 +25,11 @@ const CONFLICT_RECHECK: Duration = Duration::from_millis(200);
 /// # Errors
 /// API errors; [`ControlError::Invalid`] if the engine cannot build the update.
 pub async fn update(
-    api: &Api<Pod>,
-    pod: &Pod,
+    api: &Api<CachedPod>,
+    pod: &CachedPod,
     spec: &UpdateSpec,
     adapter: &impl RevisionAdapter,
-) -> Result<Pod, ControlError> {
+) -> Result<CachedPod, ControlError> {
     let name = pod.name_any();
     // The status write returns the latest pod; build the update on it (saves a GET). Without
     // it, start from the cached pod; a stale one costs a 409 and a re-read.
@@ -68,23 +68,23 @@ pub async fn update(
 /// API errors other than conflicts (a conflict means someone else wrote the pod: look again
 /// shortly); [`ControlError::Invalid`] for a malformed update state.
 pub async fn refresh(
-    api: &Api<Pod>,
-    pod: &Pod,
+    api: &Api<CachedPod>,
+    pod: &CachedPod,
     adapter: &impl RevisionAdapter,
     now: jiff::Timestamp,
-) -> Result<(Option<Pod>, Option<Duration>), ControlError> {
+) -> Result<(Option<CachedPod>, Option<Duration>), ControlError> {
     refresh_with(api, pod, adapter, now, |_| {}).await
 }
 
 /// [`refresh`] letting `fold` add to the `pods/status` patch (when the action is one) before it
 /// is sent, e.g. the lifecycle state change that follows `InPlaceUpdateReady=True`.
 async fn refresh_with(
-    api: &Api<Pod>,
-    pod: &Pod,
+    api: &Api<CachedPod>,
+    pod: &CachedPod,
     adapter: &impl RevisionAdapter,
     now: jiff::Timestamp,
     fold: impl FnOnce(&mut serde_json::Value),
-) -> Result<(Option<Pod>, Option<Duration>), ControlError> {
+) -> Result<(Option<CachedPod>, Option<Duration>), ControlError> {
     let mut action = inplace::refresh(pod, adapter, now)
         .map_err(|e| ControlError::Invalid(format!("pod {}: {e}", pod.name_any())))?;
     if let RefreshAction::PatchStatus(patch) = &mut action {
@@ -141,7 +141,7 @@ pub enum InPlaceOutcome {
 }
 
 impl<A: RevisionAdapter> PodUpdater<'_, A> {
-    fn pods(&self, pod: &Pod) -> Api<Pod> {
+    fn pods(&self, pod: &CachedPod) -> Api<CachedPod> {
         Api::namespaced(self.client.clone(), &pod.namespace().unwrap_or_default())
     }
 
@@ -156,7 +156,7 @@ impl<A: RevisionAdapter> PodUpdater<'_, A> {
     /// API errors other than conflicts; a malformed in-place update state.
     pub async fn refresh_pod_state(
         &self,
-        pod: &Pod,
+        pod: &CachedPod,
         update_revision: &str,
         now: jiff::Timestamp,
     ) -> Result<(bool, Option<Duration>), ControlError> {
@@ -201,7 +201,7 @@ impl<A: RevisionAdapter> PodUpdater<'_, A> {
     /// (`not allowed to in-place update pod <name> in state <state>`).
     pub async fn update_pod_in_place(
         &self,
-        pod: &Pod,
+        pod: &CachedPod,
         spec: &UpdateSpec,
         target: &str,
     ) -> Result<InPlaceOutcome, ControlError> {

@@ -2,11 +2,11 @@
 //! `UpdatePodLifecycleWithHandler`). Every transition goes through [`apply`], so the state label
 //! and `lifecycle.apps.kruise.io/timestamp` are always written together.
 
-use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::common::LifecycleHook;
+use kruise_api::pod::CachedPod;
 use kruise_engines::expectations::ResourceVersionExpectations;
 use kruise_engines::lifecycle::{self, LifecycleState, StateChange};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 
 use super::{ControlError, is_status};
@@ -23,7 +23,7 @@ const STATUS_CONFLICT_RETRIES: u32 = 5;
 pub async fn set_state(
     client: &Client,
     rvs: &ResourceVersionExpectations,
-    pod: &Pod,
+    pod: &CachedPod,
     state: LifecycleState,
     mark_not_ready: bool,
 ) -> Result<(), ControlError> {
@@ -39,7 +39,7 @@ pub async fn set_state(
 pub async fn set_state_with_handler(
     client: &Client,
     rvs: &ResourceVersionExpectations,
-    pod: &Pod,
+    pod: &CachedPod,
     state: LifecycleState,
     hook: Option<&LifecycleHook>,
 ) -> Result<(), ControlError> {
@@ -56,15 +56,16 @@ pub async fn set_state_with_handler(
 pub async fn apply(
     client: &Client,
     rvs: &ResourceVersionExpectations,
-    pod: &Pod,
+    pod: &CachedPod,
     change: StateChange,
 ) -> Result<(), ControlError> {
     let name = pod.name_any();
-    let api: Api<Pod> = Api::namespaced(client.clone(), &pod.namespace().unwrap_or_default());
+    let api: Api<CachedPod> = Api::namespaced(client.clone(), &pod.namespace().unwrap_or_default());
     if let Some(readiness) = &change.readiness {
         let mut attempt = 0;
         loop {
-            let mut fresh = api.get_status(&name).await?;
+            let base = api.get_status(&name).await?;
+            let mut fresh = base.clone();
             if !lifecycle::readiness::apply_not_ready_change(
                 &mut fresh,
                 readiness,
@@ -72,10 +73,7 @@ pub async fn apply(
             ) {
                 break;
             }
-            match api
-                .replace_status(&name, &PostParams::default(), &fresh)
-                .await
-            {
+            match super::update_pod_status(&api, &base, &fresh).await {
                 Ok(written) => {
                     rvs.expect_object(&written.metadata);
                     break;

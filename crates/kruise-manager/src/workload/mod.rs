@@ -21,7 +21,7 @@ pub mod inplace;
 pub mod lifecycle;
 pub mod pods;
 
-use k8s_openapi::api::core::v1::Pod;
+use kruise_api::pod::CachedPod;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
 
@@ -106,8 +106,11 @@ pub fn scale_gate(
 ///
 /// # Errors
 /// Serialization errors of the pods (not expected for API types).
-pub fn pod_update_patch(base: &Pod, updated: &Pod) -> Result<json_patch::Patch, serde_json::Error> {
-    let doc = |p: &Pod| -> Result<serde_json::Value, serde_json::Error> {
+pub fn pod_update_patch(
+    base: &CachedPod,
+    updated: &CachedPod,
+) -> Result<json_patch::Patch, serde_json::Error> {
+    let doc = |p: &CachedPod| -> Result<serde_json::Value, serde_json::Error> {
         let mut metadata = p.metadata.clone();
         metadata.managed_fields = None;
         metadata.resource_version = None;
@@ -126,18 +129,85 @@ pub fn pod_update_patch(base: &Pod, updated: &Pod) -> Result<json_patch::Patch, 
     Ok(json_patch::Patch(ops))
 }
 
+/// Applies `edit`, written against the cached view of a pod ([`CachedPod`]), to the full pod
+/// `pod` — a pod about to be created from a template, which must keep every field the view
+/// does not hold. The view's change is taken as a JSON patch ([`json_patch::diff`] of the view
+/// before and after `edit`) and applied to the full pod's JSON, so one set of pod edits
+/// (lifecycle state, StatefulSet identity and storage, …) serves cached pods and new ones.
+///
+/// # Errors
+/// Serialization errors (not expected for API types), a patch that does not apply (not expected:
+/// the view is a subset of the pod).
+pub fn edit_as_cached(
+    pod: &mut k8s_openapi::api::core::v1::Pod,
+    edit: impl FnOnce(&mut CachedPod),
+) -> Result<(), ControlError> {
+    let invalid = |e: &dyn std::fmt::Display| ControlError::Invalid(format!("pod edit: {e}"));
+    let before = CachedPod::from(&*pod);
+    let mut after = before.clone();
+    edit(&mut after);
+    let diff = json_patch::diff(
+        &serde_json::to_value(&before).map_err(|e| invalid(&e))?,
+        &serde_json::to_value(&after).map_err(|e| invalid(&e))?,
+    );
+    if diff.0.is_empty() {
+        return Ok(());
+    }
+    let mut full = serde_json::to_value(&*pod).map_err(|e| invalid(&e))?;
+    json_patch::patch(&mut full, &diff).map_err(|e| invalid(&e))?;
+    *pod = serde_json::from_value(full).map_err(|e| invalid(&e))?;
+    Ok(())
+}
+
 /// Writes `updated`, a changed copy of `base` (typically a pod from the shared cache), as
 /// [`pod_update_patch`]: the effect of OpenKruise's `Update` of the pod (409 Conflict when the
 /// pod changed since `base` was read) without a full PUT. Returns the written pod.
 ///
 /// # Errors
 /// The API server's errors (409 when `base` is stale, 404 when the pod is gone).
-pub async fn update_pod(api: &Api<Pod>, base: &Pod, updated: &Pod) -> Result<Pod, kube::Error> {
+pub async fn update_pod(
+    api: &Api<CachedPod>,
+    base: &CachedPod,
+    updated: &CachedPod,
+) -> Result<CachedPod, kube::Error> {
     let patch = pod_update_patch(base, updated).map_err(kube::Error::SerdeError)?;
     api.patch(
         &base.name_any(),
         &PatchParams::default(),
         &Patch::Json::<()>(patch),
+    )
+    .await
+}
+
+/// Writes the status of `updated`, a changed copy of `base` (read from the API server or the
+/// cache), as a JSON patch of `pods/status`: the difference of the two statuses, after an
+/// operation setting `metadata.resourceVersion` to `base`'s (409 Conflict when the pod changed
+/// since) — the effect of a PUT of `pods/status` (OpenKruise's `UpdateStatus`) without sending a
+/// status the cached view does not hold whole. The view keeps `conditions` whole and in the
+/// server's order, so index paths into them address the same conditions on the server.
+///
+/// # Errors
+/// The API server's errors (409 when `base` is stale, 404 when the pod is gone).
+pub async fn update_pod_status(
+    api: &Api<CachedPod>,
+    base: &CachedPod,
+    updated: &CachedPod,
+) -> Result<CachedPod, kube::Error> {
+    let doc = |p: &CachedPod| serde_json::json!({ "status": p.status });
+    let mut ops = Vec::new();
+    if let Some(rv) = &base.metadata.resource_version {
+        ops.push(
+            serde_json::from_value(serde_json::json!(
+                {"op": "replace", "path": "/metadata/resourceVersion", "value": rv}
+            ))
+            .map_err(kube::Error::SerdeError)?,
+        );
+    }
+    ops.extend(json_patch::diff(&doc(base), &doc(updated)).0);
+    api.patch_status(
+        &base.name_any(),
+        &PatchParams::default(),
+        &Patch::Json::<()>(json_patch::Patch(ops)),
     )
     .await
 }

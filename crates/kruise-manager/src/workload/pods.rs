@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim};
 use kruise_api::apps::common::LifecycleHook;
+use kruise_api::pod::CachedPod;
 use kruise_engines::expectations::{ResourceVersionExpectations, ScaleAction, ScaleExpectations};
 use kruise_engines::lifecycle::{self, LifecycleState};
 use kruise_runtime::events::{self, EventRecorder};
@@ -20,7 +21,7 @@ pub const INITIAL_BATCH: usize = 1;
 #[derive(Debug, Clone)]
 pub struct NewPod {
     /// The pod.
-    pub pod: Pod,
+    pub pod: k8s_openapi::api::core::v1::Pod,
     /// Its PersistentVolumeClaims.
     pub claims: Vec<PersistentVolumeClaim>,
 }
@@ -103,7 +104,7 @@ pub struct PodControl<'a> {
 }
 
 impl PodControl<'_> {
-    fn pods(&self) -> Api<Pod> {
+    fn pods(&self) -> Api<CachedPod> {
         Api::namespaced(self.client.clone(), self.namespace)
     }
 
@@ -203,15 +204,23 @@ impl PodControl<'_> {
     ///
     /// # Errors
     /// The API error.
-    pub async fn create_pod(&self, pod: &Pod) -> Result<Pod, ControlError> {
+    pub async fn create_pod(
+        &self,
+        pod: &k8s_openapi::api::core::v1::Pod,
+    ) -> Result<CachedPod, ControlError> {
         self.scale
             .expect(self.key, ScaleAction::Create, &pod.name_any());
         self.create_pod_expected(pod).await
     }
 
-    async fn create_pod_expected(&self, pod: &Pod) -> Result<Pod, ControlError> {
+    async fn create_pod_expected(
+        &self,
+        pod: &k8s_openapi::api::core::v1::Pod,
+    ) -> Result<CachedPod, ControlError> {
         let name = pod.name_any();
-        match self.pods().create(&PostParams::default(), pod).await {
+        let api: Api<k8s_openapi::api::core::v1::Pod> =
+            Api::namespaced(self.client.clone(), self.namespace);
+        match api.create(&PostParams::default(), pod).await {
             Ok(created) => {
                 self.recorder
                     .normal(
@@ -220,7 +229,7 @@ impl PodControl<'_> {
                         &self.style.pod_note("create", &name, None),
                     )
                     .await;
-                Ok(created)
+                Ok(CachedPod::from(created))
             }
             Err(e) => {
                 self.scale.observe(self.key, ScaleAction::Create, &name);
@@ -246,7 +255,7 @@ impl PodControl<'_> {
     /// API errors (after a Warning Event `FailedDelete`).
     pub async fn delete_or_hold(
         &self,
-        pod: &Pod,
+        pod: &CachedPod,
         claims: impl IntoIterator<Item = &PersistentVolumeClaim>,
         pre_delete: Option<&LifecycleHook>,
         rvs: &ResourceVersionExpectations,

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim};
+use kruise_api::pod::CachedPod;
 use kruise_engines::expectations::{
     ExpectationCheck, ResourceVersionExpectations, ScaleAction, ScaleExpectations,
 };
@@ -24,13 +25,21 @@ const PODS: &str = "/api/v1/namespaces/ns/pods";
 const PVCS: &str = "/api/v1/namespaces/ns/persistentvolumeclaims";
 const REVISIONS: &str = "/apis/apps/v1/namespaces/ns/controllerrevisions";
 
-fn pod(name: &str) -> Pod {
-    serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
+fn pod_json(name: &str) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": NS, "uid": format!("uid-{name}"),
                      "resourceVersion": "5",
                      "labels": {"app": "web", "lifecycle.apps.kruise.io/state": "Normal"}},
-        "spec": {"containers": [{"name": "main", "image": "nginx"}]}}))
-    .unwrap()
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]}})
+}
+
+fn pod(name: &str) -> CachedPod {
+    serde_json::from_value(pod_json(name)).unwrap()
+}
+
+/// The same pod whole, as one about to be created.
+fn full_pod(name: &str) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(pod_json(name)).unwrap()
 }
 
 fn claim(name: &str) -> PersistentVolumeClaim {
@@ -92,7 +101,7 @@ async fn a_failed_batch_stops_creation_and_withdraws_the_expectations_it_will_no
     };
     let new = (0..5)
         .map(|i| NewPod {
-            pod: pod(&format!("p{i}")),
+            pod: full_pod(&format!("p{i}")),
             claims: Vec::new(),
         })
         .collect();
@@ -144,7 +153,7 @@ async fn a_create_that_fails_entirely_is_an_error_with_nothing_left_expected() {
     let err = control
         .create_slow_start(
             vec![NewPod {
-                pod: pod("p0"),
+                pod: full_pod("p0"),
                 claims: vec![claim("data-p0")],
             }],
             &BTreeSet::new(),
@@ -267,7 +276,13 @@ async fn a_status_conflict_in_a_lifecycle_write_is_retried_on_a_fresh_read() {
         &status_path,
         [Reply::Object(gated.clone()), Reply::Object(gated.clone())],
     );
-    api.reply("PUT", &status_path, [conflict(), Reply::Default]);
+    // The status is written as a JSON patch bound to the read's resourceVersion (the cached
+    // pod type does not hold the whole status a PUT would need).
+    api.reply(
+        "PATCH",
+        &status_path,
+        [conflict(), Reply::Object(gated.clone())],
+    );
     let patched = serde_json::to_value(pod("p0")).unwrap();
     api.reply("PATCH", &format!("{PODS}/p0"), [Reply::Object(patched)]);
     let rvs = ResourceVersionExpectations::new();
@@ -284,9 +299,9 @@ async fn a_status_conflict_in_a_lifecycle_write_is_retried_on_a_fresh_read() {
         api.calls(),
         [
             format!("GET {status_path}"),
-            format!("PUT {status_path}"),
+            format!("PATCH {status_path}"),
             format!("GET {status_path}"),
-            format!("PUT {status_path}"),
+            format!("PATCH {status_path}"),
             format!("PATCH {PODS}/p0"),
         ]
     );
@@ -364,12 +379,17 @@ fn pod_update_patch_applies_to_the_full_pod_and_keeps_what_the_cache_dropped() {
                 {"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}}]},
         "status": {"phase": "Running", "podIP": "10.0.0.1",
             "conditions": [{"type": "Ready", "status": "True"}]}});
-    let mut cached: Pod = serde_json::from_value(server.clone()).unwrap();
+    let mut cached: CachedPod = serde_json::from_value(server.clone()).unwrap();
     // What the shared cache keeps of it (kruise-runtime's slim).
     cached.metadata.managed_fields = None;
     let spec = cached.spec.as_mut().unwrap();
     spec.volumes.as_mut().unwrap().remove(0);
-    cached.status.as_mut().unwrap().pod_ip = None;
+    // (`CachedPod` holds no podIP: the status it keeps is the slim one.)
+    assert!(
+        serde_json::to_value(&cached).unwrap()["status"]
+            .get("podIP")
+            .is_none()
+    );
 
     let mut updated = cached.clone();
     updated.spec.as_mut().unwrap().containers[1].image = Some("s:2".into());
@@ -439,4 +459,42 @@ fn count_only_status_changes_wait_out_the_interval_since_the_last_write() {
     // Old entries are dropped when others are written.
     writes.wrote("ns/b", t0 + STATUS_COUNTS_INTERVAL * 2);
     assert_eq!(writes.last.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn edits_of_the_cached_view_apply_to_the_full_pod_and_keep_the_rest() {
+    let mut full: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "metadata": {"name": "web-0", "labels": {"app": "web"}},
+        "spec": {"dnsPolicy": "ClusterFirst",
+            "tolerations": [{"key": "k", "operator": "Exists"}],
+            "containers": [{"name": "main", "image": "nginx", "ports": [{"containerPort": 80}]}],
+            "volumes": [{"name": "cfg", "configMap": {"name": "c"}}]}}))
+    .unwrap();
+    let before = serde_json::to_value(&full).unwrap();
+    super::edit_as_cached(&mut full, |pod| {
+        pod.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert("statefulset.kubernetes.io/pod-name".into(), "web-0".into());
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        spec.hostname = Some("web-0".into());
+        let claim: k8s_openapi::api::core::v1::Volume = serde_json::from_value(
+            json!({"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0"}}),
+        )
+        .unwrap();
+        spec.volumes.get_or_insert_with(Vec::new).insert(0, claim);
+    })
+    .unwrap();
+    let mut want = before;
+    want["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] = json!("web-0");
+    want["spec"]["hostname"] = json!("web-0");
+    want["spec"]["volumes"] = json!([
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0"}},
+        {"name": "cfg", "configMap": {"name": "c"}}]);
+    assert_eq!(serde_json::to_value(&full).unwrap(), want);
+
+    // No edit, no change.
+    let same = full.clone();
+    super::edit_as_cached(&mut full, |_| {}).unwrap();
+    assert_eq!(full, same);
 }

@@ -13,12 +13,12 @@
 //! * **Indexed by owner.** [`Informer::owned_by`] answers "the objects this controller owns"
 //!   from an index on the controller owner reference's UID, without scanning the store.
 //! * **Slim objects.** `metadata.managedFields` is dropped before an object is stored: no
-//!   controller reads it, and it is often the largest part of a pod. Of pods, only the status
-//!   fields some controller reads are kept (`slim`: phase, reason, message, conditions, and
-//!   each container status' name, image, imageID, containerID, ready, restartCount), and of
-//!   the spec's volumes only the claims; the rest of the spec and the metadata stay whole
-//!   (pods are written as JSON patches against the cached copy). Nodes are cached without
-//!   their status, which nothing reads.
+//!   controller reads it, and it is often the largest part of a pod. The manager caches pods
+//!   as `kruise_api::pod::CachedPod`, a type holding only the pod fields kruise-rs reads (it
+//!   decodes straight from the watch); of its volumes only the claims are kept. Pods cached as
+//!   k8s-openapi's `Pod` (kruise-daemon's) keep only the status fields some controller reads
+//!   (`slim`) and the claim volumes. Nodes are cached without their status, which nothing
+//!   reads. Pods are written as JSON patches against the cached copy.
 //! * **Sync state per informer.** Every informer has a [`CacheSync`] handle that turns true when
 //!   its initial list has completed (the watcher's first `InitDone`, i.e. client-go's
 //!   `HasSynced`). The check `cache-<plural>` keeps `/readyz` failing until then. Controllers
@@ -180,10 +180,14 @@ type IndexOf<K> = fn(&mut Indexes<K>) -> &mut Index<K>;
 /// The node a cached object is bound to: `spec.nodeName` of a pod; `None` for other kinds.
 fn node_of<K: Cached>(obj: &K) -> Option<&str> {
     let any: &dyn std::any::Any = obj;
-    any.downcast_ref::<k8s_openapi::api::core::v1::Pod>()
-        .and_then(|p| p.spec.as_ref())
-        .and_then(|s| s.node_name.as_deref())
-        .filter(|n| !n.is_empty())
+    let node = if let Some(p) = any.downcast_ref::<kruise_api::pod::CachedPod>() {
+        p.spec.as_ref().and_then(|s| s.node_name.as_deref())
+    } else {
+        any.downcast_ref::<k8s_openapi::api::core::v1::Pod>()
+            .and_then(|p| p.spec.as_ref())
+            .and_then(|s| s.node_name.as_deref())
+    };
+    node.filter(|n| !n.is_empty())
 }
 
 /// The key an index holds for `obj`: name and namespace only. `ObjectRef`'s equality and hash
@@ -343,8 +347,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Drops what no controller or webhook reads before an object is cached: `managedFields` of
-/// every kind; of pods the status fields outside [`slim_pod_status`]'s keep-list and the
-/// volumes that are not claims ([`slim_pod_volumes`]); of nodes the whole status.
+/// every kind; of pods the volumes that are not claims ([`slim_pod_volumes`]) and, of a
+/// k8s-openapi `Pod` (a `CachedPod` holds no more), the status fields outside
+/// [`slim_pod_status`]'s keep-list; of nodes the whole status.
 ///
 /// Safe for writes: an update (PUT) without `managedFields` keeps the server's (the API
 /// server's field manager takes the live object's entries when a request has none); a pod's
@@ -360,6 +365,11 @@ pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
     if let Some(pod) = any.downcast_mut::<k8s_openapi::api::core::v1::Pod>() {
         slim_pod_status(pod);
         slim_pod_volumes(pod);
+    } else if let Some(pod) = any.downcast_mut::<kruise_api::pod::CachedPod>() {
+        // The type holds only the fields kruise-rs reads; of the volumes, the claims are.
+        if let Some(spec) = pod.spec.as_mut() {
+            keep_claim_volumes(&mut spec.volumes);
+        }
     } else if let Some(node) = any.downcast_mut::<k8s_openapi::api::core::v1::Node>() {
         // Nothing reads a node's status (the DaemonSet controller reads names, labels and
         // taints, CloneSet's scale-in spreading the labels), and on a real node it is most of
@@ -378,14 +388,18 @@ pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
 /// cached pod must keep it here (a unit test lists the keep-list); code that changes a pod's
 /// volumes must read the pod from the API server first.
 fn slim_pod_volumes(pod: &mut k8s_openapi::api::core::v1::Pod) {
-    let Some(spec) = pod.spec.as_mut() else {
-        return;
-    };
-    if let Some(mut volumes) = spec.volumes.take() {
-        volumes.retain(|v| v.persistent_volume_claim.is_some());
-        if !volumes.is_empty() {
-            volumes.shrink_to_fit();
-            spec.volumes = Some(volumes);
+    if let Some(spec) = pod.spec.as_mut() {
+        keep_claim_volumes(&mut spec.volumes);
+    }
+}
+
+/// [`slim_pod_volumes`] of one volume list: only the `persistentVolumeClaim` ones stay.
+fn keep_claim_volumes(volumes: &mut Option<Vec<k8s_openapi::api::core::v1::Volume>>) {
+    if let Some(mut list) = volumes.take() {
+        list.retain(|v| v.persistent_volume_claim.is_some());
+        if !list.is_empty() {
+            list.shrink_to_fit();
+            *volumes = Some(list);
         }
     }
 }

@@ -6,11 +6,11 @@
 //! halves: [`pods_to_delete_to_check`] picks the names, [`check_pod_to_delete`] judges one
 //! looked-up pod; the handler does the lookups in between.
 
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kruise_api::apps::v1alpha1::{
     CloneSet, CloneSetScaleStrategy, CloneSetSpec, CloneSetUpdateStrategy, update_strategy_type,
 };
+use kruise_api::pod::CachedPod;
 use serde_json::json;
 
 use crate::common::{
@@ -141,7 +141,7 @@ pub fn pods_to_delete_to_check(
 /// be controlled by the CloneSet with `owner_uid`.
 pub fn check_pod_to_delete(
     name: &str,
-    lookup: Result<&Pod, String>,
+    lookup: Result<&CachedPod, String>,
     owner_uid: Option<&str>,
 ) -> Option<FieldError> {
     let path = Path::new("spec")

@@ -401,7 +401,7 @@ fn pods_to_delete_only_new_names_are_checked() {
 
 #[test]
 fn pod_to_delete_must_exist_be_alive_and_owned() {
-    let pod = |v: Value| -> Pod { serde_json::from_value(v).unwrap() };
+    let pod = |v: Value| -> kruise_api::pod::CachedPod { serde_json::from_value(v).unwrap() };
     let owned = pod(json!({"metadata": {"name": "p", "ownerReferences": [
         {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "demo", "uid": "cs-uid", "controller": true}]}}));
     assert_eq!(check_pod_to_delete("p", Ok(&owned), Some("cs-uid")), None);

@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1beta1::SidecarSet;
+use kruise_engines::podutil;
 use kruise_engines::sidecarset::resources::go_quote;
 use kruise_engines::sidecarset::{control, hash, inject, revision};
 use kruise_engines::updatesort::selector_matches;
@@ -274,7 +275,13 @@ pub fn mutate(
     opts: inject::InjectOptions,
     draw: &mut dyn FnMut() -> f64,
 ) -> Result<bool, String> {
-    if !kruise_engines::podutil::is_active(pod) {
+    // Upstream `controller.IsPodActive` on the admission request's (full) pod.
+    let terminal = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .is_some_and(|p| matches!(p, podutil::PHASE_SUCCEEDED | podutil::PHASE_FAILED));
+    if terminal || pod.metadata.deletion_timestamp.is_some() {
         return Ok(true);
     }
     let candidates = candidates(pod, view);

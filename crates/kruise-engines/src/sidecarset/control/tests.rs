@@ -1,7 +1,23 @@
 use super::*;
+#[allow(unused_imports)]
+use kruise_api::pod::{
+    CachedContainer, CachedContainerStatus, CachedPod, CachedPodSpec, CachedPodStatus,
+};
 use serde_json::json;
 
-fn pod(v: serde_json::Value) -> Pod {
+/// The full pod (as an admission request carries it) of a cached one: what the injection-time
+/// helpers take.
+fn full(p: &CachedPod) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(serde_json::to_value(p).unwrap()).unwrap()
+}
+
+/// A full pod (as an admission request carries it), for the injection-time helpers that read
+/// fields the cached type does not hold (volume devices).
+fn full_pod(v: serde_json::Value) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(v).unwrap()
+}
+
+fn pod(v: serde_json::Value) -> CachedPod {
     serde_json::from_value(v).unwrap()
 }
 
@@ -94,7 +110,7 @@ fn transfer_envs_follow_the_source_container_from_labels() {
         ]
     }))
     .unwrap();
-    let got: Vec<(String, String)> = transfer_envs(&sidecar, &p)
+    let got: Vec<(String, String)> = transfer_envs(&sidecar, &full(&p))
         .into_iter()
         .map(|e| (e.name, e.value.unwrap_or_default()))
         .collect();
@@ -159,7 +175,7 @@ fn image_id(image: &str) -> &'static str {
 }
 
 /// util_test.go `podDemo`.
-fn pod_demo() -> Pod {
+fn pod_demo() -> CachedPod {
     let status = |name: &str, image: &str| json!({"name": name, "image": image, "imageID": image_id(image), "ready": true, "restartCount": 0});
     pod(json!({
         "metadata": {"annotations": {}, "name": "test-pod-1", "namespace": "default",
@@ -198,18 +214,18 @@ fn sidecarset_demo() -> SidecarSet {
     .unwrap()
 }
 
-fn set_annotation(p: &mut Pod, key: &str, value: &str) {
+fn set_annotation(p: &mut CachedPod, key: &str, value: &str) {
     p.metadata
         .annotations
         .get_or_insert_with(Default::default)
         .insert(key.to_string(), value.to_string());
 }
 
-fn set_spec_image(p: &mut Pod, i: usize, image: &str) {
+fn set_spec_image(p: &mut CachedPod, i: usize, image: &str) {
     p.spec.as_mut().unwrap().containers[i].image = Some(image.to_string());
 }
 
-fn set_status_image_id(p: &mut Pod, i: usize, id: &str) {
+fn set_status_image_id(p: &mut CachedPod, i: usize, id: &str) {
     p.status
         .as_mut()
         .unwrap()
@@ -235,7 +251,7 @@ enum Step {
     StatusImageId(usize, &'static str),
 }
 
-fn apply(steps: &[Step], s: &SidecarSet, p: &mut Pod) {
+fn apply(steps: &[Step], s: &SidecarSet, p: &mut CachedPod) {
     for step in steps {
         match step {
             Step::SpecImage(i, image) => set_spec_image(p, *i, image),
@@ -528,7 +544,7 @@ fn go_get_sidecar_transfer_envs() {
         value_from: None,
     }];
     for (i, (s, p)) in cases.iter().enumerate() {
-        assert_eq!(transfer_envs(s, p), want, "case {i}");
+        assert_eq!(transfer_envs(s, &full(p)), want, "case {i}");
     }
 }
 
@@ -584,7 +600,7 @@ fn go_patch_pod_metadata() {
 
 #[test]
 fn go_get_injected_volume_devices() {
-    let p = pod(json!({"spec": {"containers": [
+    let p = full_pod(json!({"spec": {"containers": [
         {"name": "", "volumeDevices": [{"name": "vd-1", "devicePath": "/data/volume-1"}]},
         {"name": "", "volumeDevices": [{"name": "vd-2", "devicePath": "/data/volume-2"}]},
         {"name": "", "volumeDevices": [{"name": "vd-3", "devicePath": "/data/volume-3"}],
@@ -739,7 +755,7 @@ fn field_path_errors_as_go() {
 
 #[test]
 fn transfer_envs_take_the_last_duplicate_and_injected_reads_the_first() {
-    let p = pod(json!({
+    let p = full_pod(json!({
         "spec": {"containers": [
             {"name": "app", "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}],
              "volumeDevices": [{"name": "d", "devicePath": "/d"}]},

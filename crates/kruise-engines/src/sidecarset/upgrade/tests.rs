@@ -1,4 +1,8 @@
 use super::*;
+#[allow(unused_imports)]
+use kruise_api::pod::{
+    CachedContainer, CachedContainerStatus, CachedPod, CachedPodSpec, CachedPodStatus,
+};
 use serde_json::json;
 
 fn sidecarset(strategy: serde_json::Value) -> SidecarSet {
@@ -13,7 +17,7 @@ fn sidecarset(strategy: serde_json::Value) -> SidecarSet {
     .unwrap()
 }
 
-fn pod(name: &str, hash: &str, ready: bool) -> Pod {
+fn pod(name: &str, hash: &str, ready: bool) -> CachedPod {
     let ann = |h: &str| format!(r#"{{"ss":{{"hash":"{h}","sidecarSetName":"ss"}}}}"#);
     serde_json::from_value(json!({
         "metadata": {"name": name, "labels": {"app": "a"}, "annotations": {
@@ -33,15 +37,15 @@ fn pod(name: &str, hash: &str, ready: bool) -> Pod {
 #[test]
 fn max_unavailable_and_partition_bound_each_round() {
     let s = sidecarset(json!({"maxUnavailable": 2, "partition": 1}));
-    let pods: Vec<Pod> = (0..5).map(|i| pod(&format!("p{i}"), "old", true)).collect();
-    let refs: Vec<&Pod> = pods.iter().collect();
+    let pods: Vec<CachedPod> = (0..5).map(|i| pod(&format!("p{i}"), "old", true)).collect();
+    let refs: Vec<&CachedPod> = pods.iter().collect();
     let next = next_upgrade_pods(&s, &refs);
     assert_eq!(next.upgrade.len(), 2);
     assert!(next.not_upgradable.is_empty());
     // A not-ready pod is always taken and does not use the budget.
     let mut pods = pods;
     pods[4] = pod("p4", "old", false);
-    let refs: Vec<&Pod> = pods.iter().collect();
+    let refs: Vec<&CachedPod> = pods.iter().collect();
     let next = next_upgrade_pods(&s, &refs);
     assert_eq!(next.upgrade.first(), Some(&4));
     assert_eq!(next.upgrade.len(), 3);
@@ -120,7 +124,7 @@ fn now() -> jiff::Timestamp {
     jiff::Timestamp::from_second(1_764_000_000).unwrap()
 }
 
-fn status_mut(p: &mut Pod, i: usize) -> &mut k8s_openapi::api::core::v1::ContainerStatus {
+fn status_mut(p: &mut CachedPod, i: usize) -> &mut CachedContainerStatus {
     &mut p
         .status
         .as_mut()
@@ -130,13 +134,13 @@ fn status_mut(p: &mut Pod, i: usize) -> &mut k8s_openapi::api::core::v1::Contain
         .unwrap()[i]
 }
 
-fn spec_image(p: &Pod, name: &str) -> String {
+fn spec_image(p: &CachedPod, name: &str) -> String {
     podutil::get_container(p, name)
         .and_then(|c| c.image.clone())
         .unwrap_or_default()
 }
 
-fn labels_mut(p: &mut Pod) -> &mut BTreeMap<String, String> {
+fn labels_mut(p: &mut CachedPod) -> &mut BTreeMap<String, String> {
     p.metadata.labels.get_or_insert_with(Default::default)
 }
 
@@ -162,8 +166,8 @@ fn strategy_sidecarset(strategy: serde_json::Value) -> SidecarSet {
 
 /// strategy_test.go `factoryPodsCommon`: `count` pods created one after the other (`pod-0`
 /// oldest), the first `upgraded` of them upgraded to the SidecarSet.
-fn factory_pods_common(count: usize, upgraded: usize, s: &SidecarSet) -> Vec<Pod> {
-    let mut pods: Vec<Pod> = (0..count)
+fn factory_pods_common(count: usize, upgraded: usize, s: &SidecarSet) -> Vec<CachedPod> {
+    let mut pods: Vec<CachedPod> = (0..count)
         .map(|i| {
             let created = jiff::Timestamp::from_second(1_700_000_000 + i as i64).unwrap();
             serde_json::from_value(json!({
@@ -194,7 +198,7 @@ fn factory_pods_common(count: usize, upgraded: usize, s: &SidecarSet) -> Vec<Pod
 
 /// strategy_test.go `factoryPods`: the first `upgraded_and_ready` upgraded pods also report
 /// the new image.
-fn factory_pods(count: usize, upgraded: usize, upgraded_and_ready: usize) -> Vec<Pod> {
+fn factory_pods(count: usize, upgraded: usize, upgraded_and_ready: usize) -> Vec<CachedPod> {
     let s = strategy_sidecarset(json!({}));
     let mut pods = factory_pods_common(count, upgraded, &s);
     for p in pods.iter_mut().take(upgraded_and_ready) {
@@ -206,7 +210,7 @@ fn factory_pods(count: usize, upgraded: usize, upgraded_and_ready: usize) -> Vec
 }
 
 /// strategy_test.go `Random`, with a fixed seed (a Fisher–Yates shuffle driven by an LCG).
-fn shuffle(mut pods: Vec<Pod>, seed: u64) -> Vec<Pod> {
+fn shuffle(mut pods: Vec<CachedPod>, seed: u64) -> Vec<CachedPod> {
     let mut x = seed;
     for i in (1..pods.len()).rev() {
         x = x
@@ -224,7 +228,13 @@ const SEEDS: [u64; 3] = [1, 42, 20_251_125];
 fn go_get_next_upgrade_pods() {
     let not_upgradable = |strategy| factory_sidecarset("bbb", "without-bbb", strategy);
     #[allow(clippy::type_complexity)]
-    let cases: Vec<(&str, Box<dyn Fn() -> Vec<Pod>>, SidecarSet, usize, usize)> = vec![
+    let cases: Vec<(
+        &str,
+        Box<dyn Fn() -> Vec<CachedPod>>,
+        SidecarSet,
+        usize,
+        usize,
+    )> = vec![
         (
             "only maxUnavailable(int=10), and pods(count=100, upgraded=30, upgradedAndReady=26)",
             Box::new(|| factory_pods(100, 30, 26)),
@@ -328,7 +338,7 @@ fn go_get_next_upgrade_pods() {
     for (name, pods, s, want_upgrade, want_not_upgradable) in &cases {
         for seed in SEEDS {
             let pods = shuffle(pods(), seed);
-            let refs: Vec<&Pod> = pods.iter().collect();
+            let refs: Vec<&CachedPod> = pods.iter().collect();
             let next = next_upgrade_pods(s, &refs);
             assert_eq!(next.upgrade.len(), *want_upgrade, "{name} (seed {seed})");
             assert_eq!(
@@ -386,12 +396,12 @@ fn go_parse_update_scatter_terms() {
         ),
     ];
     for (name, pods, scatter, want) in cases {
-        let refs: Vec<&Pod> = pods.iter().collect();
+        let refs: Vec<&CachedPod> = pods.iter().collect();
         assert_eq!(&expand_scatter_terms(scatter, &refs), want, "{name}");
     }
 }
 
-fn set_ready(p: &mut Pod, ready: bool) {
+fn set_ready(p: &mut CachedPod, ready: bool) {
     for c in p.status.as_mut().unwrap().conditions.as_mut().unwrap() {
         if c.type_ == "Ready" {
             c.status = if ready { "True" } else { "False" }.into();
@@ -402,7 +412,7 @@ fn set_ready(p: &mut Pod, ready: bool) {
 #[test]
 fn go_sort_next_upgrade_pods() {
     #[allow(clippy::type_complexity)]
-    let cases: Vec<(&str, Box<dyn Fn() -> Vec<Pod>>, SidecarSet, Vec<&str>)> = vec![
+    let cases: Vec<(&str, Box<dyn Fn() -> Vec<CachedPod>>, SidecarSet, Vec<&str>)> = vec![
         (
             "sort by pod.CreationTimestamp, maxUnavailable(int=10) and pods(count=20, upgraded=10, upgradedAndReady=5)",
             Box::new(|| factory_pods(20, 10, 5)),
@@ -458,7 +468,7 @@ fn go_sort_next_upgrade_pods() {
     for (name, pods, s, want) in &cases {
         for seed in SEEDS {
             let pods = shuffle(pods(), seed);
-            let refs: Vec<&Pod> = pods.iter().collect();
+            let refs: Vec<&CachedPod> = pods.iter().collect();
             let got: Vec<&str> = next_upgrade_pods(s, &refs)
                 .upgrade
                 .iter()
@@ -473,7 +483,7 @@ fn go_sort_next_upgrade_pods() {
 /// through a fake client: the matching pods (selector, active, injected, consistent), their
 /// status, then either the hot-upgrade flip of the pods that finished a hot upgrade or, unless
 /// every pod is updated, the in-place upgrade of the next pods. Returns the status.
-fn update_sidecarset(s: &SidecarSet, pods: &mut [Pod]) -> SidecarSetStatus {
+fn update_sidecarset(s: &SidecarSet, pods: &mut [CachedPod]) -> SidecarSetStatus {
     let selector = s.spec.selector.clone().unwrap_or_default();
     let matched: Vec<usize> = (0..pods.len())
         .filter(|&i| {
@@ -484,7 +494,7 @@ fn update_sidecarset(s: &SidecarSet, pods: &mut [Pod]) -> SidecarSetStatus {
                 && control::is_pod_consistent_with_sidecarset(p, s)
         })
         .collect();
-    let refs: Vec<&Pod> = matched.iter().map(|&i| &pods[i]).collect();
+    let refs: Vec<&CachedPod> = matched.iter().map(|&i| &pods[i]).collect();
     let status = calculate_status(s, &refs);
     let flip: Vec<usize> = if has_hot_upgrade(s) {
         matched
@@ -538,7 +548,7 @@ fn controller_sidecarset(strategy: serde_json::Value) -> SidecarSet {
 }
 
 /// sidecarset_controller_test.go `podDemo`.
-fn controller_pod() -> Pod {
+fn controller_pod() -> CachedPod {
     serde_json::from_value(json!({
         "metadata": {"name": "test-pod-1", "namespace": "default", "labels": {"app": "nginx"},
             "annotations": {
@@ -560,7 +570,7 @@ fn controller_pod() -> Pod {
     .unwrap()
 }
 
-fn report_new_image(p: &mut Pod, i: usize, image: &str, id: &str) {
+fn report_new_image(p: &mut CachedPod, i: usize, image: &str, id: &str) {
     let st = status_mut(p, i);
     st.image = image.into();
     st.image_id = id.into();
@@ -708,7 +718,7 @@ fn hot_upgrade_sidecarset() -> SidecarSet {
 }
 
 /// sidecarset_hotupgrade_test.go `podHotUpgrade` (named `liheng-test` by the test).
-fn hot_upgrade_pod() -> Pod {
+fn hot_upgrade_pod() -> CachedPod {
     let version_env = |c: &str| {
         json!([{"name": "SIDECARSET_VERSION", "valueFrom": {"fieldRef": {
             "fieldPath": format!("metadata.annotations['version.sidecarset.kruise.io/{c}']")}}}])
@@ -857,7 +867,7 @@ fn a_missing_hot_upgrade_container_is_never_ready_as_go_zero_container() {
 
 #[test]
 fn upgradable_condition_keeps_every_message_value_as_go_map_of_interfaces() {
-    let with_message = |m: &str| -> Pod {
+    let with_message = |m: &str| -> CachedPod {
         serde_json::from_value(json!({"status": {"conditions": [
             {"type": "SidecarSetUpgradable", "status": "True", "message": m}]}}))
         .unwrap()
@@ -882,7 +892,7 @@ fn upgradable_condition_keeps_every_message_value_as_go_map_of_interfaces() {
     // GetMessageKvFromCondition fails: no patch.
     assert!(upgradable_condition(&with_message("not json"), SIDECARSET, true, now()).is_none());
     // A new condition.
-    let c = upgradable_condition(&Pod::default(), SIDECARSET, false, now()).unwrap();
+    let c = upgradable_condition(&CachedPod::default(), SIDECARSET, false, now()).unwrap();
     assert_eq!(
         (c.status.as_str(), c.message.as_deref()),
         ("False", Some(r#"{"test-sidecarset":false}"#))

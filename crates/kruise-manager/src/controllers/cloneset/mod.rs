@@ -26,9 +26,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::apps::v1beta1::ImagePullJob;
+use kruise_api::pod::CachedPod;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
@@ -70,7 +71,7 @@ pub enum Error {
 #[derive(Clone)]
 pub struct State {
     /// Pods (shared informer; read by owner index, shared `Arc`s, never mutated).
-    pub pods: Informer<Pod>,
+    pub pods: Informer<CachedPod>,
     /// PVCs.
     pub pvcs: Informer<PersistentVolumeClaim>,
     /// ControllerRevisions.
@@ -159,7 +160,7 @@ pub fn setup(
     let rvs = ResourceVersionExpectations::new();
 
     let clonesets = ctx.cache.informer::<CloneSet>();
-    let pods = ctx.cache.informer::<Pod>();
+    let pods = ctx.cache.informer::<CachedPod>();
     let pvcs = ctx.cache.informer::<PersistentVolumeClaim>();
     let revisions = ctx.cache.informer::<ControllerRevision>();
     let mut caches = vec![

@@ -1,22 +1,22 @@
 //! CloneSet status computation (pure), as OpenKruise's `calculateStatus`.
 
-use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1alpha1::{CloneSet, CloneSetStatus};
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 
 use kruise_engines::podutil;
 use kruise_engines::revision;
 
 /// OpenKruise CloneSet `IsPodUpdateReady`: Running and available for `min_ready_seconds`, and the
 /// `InPlaceUpdateReady` condition absent or True.
-pub fn is_pod_update_ready(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+pub fn is_pod_update_ready(pod: &CachedPod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
     podutil::is_running_and_available(pod, min_ready_seconds, now)
         && podutil::get_condition(pod, keys::IN_PLACE_UPDATE_READY)
             .is_none_or(|c| c.status == podutil::CONDITION_TRUE)
 }
 
 /// The pod's lifecycle state label (`lifecycle.apps.kruise.io/state`), `""` when absent.
-pub fn lifecycle_state(pod: &Pod) -> &str {
+pub fn lifecycle_state(pod: &CachedPod) -> &str {
     pod.metadata
         .labels
         .as_ref()
@@ -26,7 +26,7 @@ pub fn lifecycle_state(pod: &Pod) -> &str {
 
 /// OpenKruise CloneSet `IsPodAvailable`: lifecycle state `""` or `Normal`, and
 /// [`is_pod_update_ready`].
-pub fn is_pod_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+pub fn is_pod_available(pod: &CachedPod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
     matches!(lifecycle_state(pod), "" | "Normal")
         && is_pod_update_ready(pod, min_ready_seconds, now)
 }
@@ -39,7 +39,7 @@ pub use kruise_engines::selector::format_label_selector;
 /// equals `replicas`.
 pub fn calculate_status(
     cs: &CloneSet,
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     update_revision: &str,
     current_revision: &str,
     collision_count: i32,
@@ -247,7 +247,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn pod(revision: &str, ready: bool, inplace_ready: Option<bool>, state: &str) -> Pod {
+    fn pod(revision: &str, ready: bool, inplace_ready: Option<bool>, state: &str) -> CachedPod {
         let mut conditions = vec![
             json!({"type": "Ready", "status": if ready {"True"} else {"False"},
             "lastTransitionTime": "2026-01-01T00:00:00Z"}),
@@ -288,7 +288,7 @@ mod tests {
             pod("cs-old", true, None, "PreparingDelete"), // ready but not available
             pod("cs-old", false, None, ""),
         ];
-        let refs: Vec<&Pod> = pods.iter().collect();
+        let refs: Vec<&CachedPod> = pods.iter().collect();
         let s = calculate_status(&cloneset(4), &refs, "cs-new", "cs-old", 0, Some(2), now);
         assert_eq!(s.replicas, 4);
         assert_eq!(s.ready_replicas, 2);
@@ -312,7 +312,7 @@ mod tests {
             pod("cs-new", false, None, ""),
             pod("cs-new", true, None, ""),
         ];
-        let refs: Vec<&Pod> = pods.iter().collect();
+        let refs: Vec<&CachedPod> = pods.iter().collect();
         let s = calculate_status(&cloneset(2), &refs, "cs-new", "cs-old", 0, Some(0), now);
         assert_eq!(s.current_revision.as_deref(), Some("cs-new"));
         // Not while the count differs from replicas.

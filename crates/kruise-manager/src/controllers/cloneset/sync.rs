@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kruise_api::apps::v1alpha1::{CloneSet, CloneSetStatus, update_strategy_type};
 use kruise_api::apps::v1beta1::ImagePullJob;
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
@@ -47,7 +48,7 @@ fn is_owned_by(
         .any(|o| o.controller == Some(true) && o.uid == uid)
 }
 
-fn labels_of(pod: &Pod) -> Option<&BTreeMap<String, String>> {
+fn labels_of(pod: &CachedPod) -> Option<&BTreeMap<String, String>> {
     pod.metadata.labels.as_ref()
 }
 
@@ -61,7 +62,7 @@ fn instance_id(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta
 
 /// Everything one sync works on, read once from the caches.
 struct Snapshot {
-    pods: Vec<Arc<Pod>>,
+    pods: Vec<Arc<CachedPod>>,
     pvcs: Vec<Arc<PersistentVolumeClaim>>,
     revisions: Vec<Arc<ControllerRevision>>,
 }
@@ -170,7 +171,7 @@ pub(super) async fn sync(
     // written before any pod is created or deleted: it depends on the snapshot only, and a
     // sync cut short (a crash, a restart, an API error in the middle of a large scale) must
     // still leave a status that tells how many pods exist.
-    let pod_refs: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
+    let pod_refs: Vec<&CachedPod> = snap.pods.iter().map(|p| p.as_ref()).collect();
     let mut new_status = status::calculate_status(
         cs,
         &pod_refs,
@@ -372,7 +373,7 @@ async fn pre_download(
 // ---------------------------------------------------------------------------------------------
 // Scale
 
-fn is_specified_delete(cs: &CloneSet, pod: &Pod) -> bool {
+fn is_specified_delete(cs: &CloneSet, pod: &CachedPod) -> bool {
     labels_of(pod)
         .and_then(|l| l.get(keys::SPECIFIED_DELETE))
         .is_some()
@@ -390,7 +391,7 @@ fn is_specified_delete(cs: &CloneSet, pod: &Pod) -> bool {
 
 fn pod_facts(
     cs: &CloneSet,
-    pod: &Pod,
+    pod: &CachedPod,
     update_name: &str,
     preparing_update_as_update: bool,
     now: jiff::Timestamp,
@@ -420,15 +421,15 @@ async fn scale(
 ) -> Result<bool, Error> {
     let update_name = update_rev.name_any();
     let current_name = current_rev.name_any();
-    let pods: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
+    let pods: Vec<&CachedPod> = snap.pods.iter().map(|p| p.as_ref()).collect();
 
     // 1. Pods planned for deletion; cancel PreparingDelete when scaled back up.
-    let specified: Vec<&Pod> = pods
+    let specified: Vec<&CachedPod> = pods
         .iter()
         .copied()
         .filter(|p| is_specified_delete(cs, p))
         .collect();
-    let pre_deleting: Vec<&Pod> = pods
+    let pre_deleting: Vec<&CachedPod> = pods
         .iter()
         .copied()
         .filter(|p| status::lifecycle_state(p) == "PreparingDelete")
@@ -507,7 +508,7 @@ async fn scale(
             .unwrap_or_else(|_| cs.spec.template.clone());
         let short = ctx.gates.enabled(Feature::CloneSetShortHash);
         let created_at = jiff::Timestamp::now();
-        let new_pods: Vec<Pod> = ids
+        let new_pods: Vec<k8s_openapi::api::core::v1::Pod> = ids
             .iter()
             .enumerate()
             .map(|(i, id)| {
@@ -530,7 +531,7 @@ async fn scale(
 
     // 5. Specified deletes, limited for ready pods by maxUnavailable.
     let mut ready_limit = diffs.delete_ready_limit;
-    let mut can_delete = |pod: &Pod| {
+    let mut can_delete = |pod: &CachedPod| {
         if !status::is_pod_available(pod, 0, now) {
             true
         } else if ready_limit > 0 {
@@ -540,7 +541,7 @@ async fn scale(
             false
         }
     };
-    let specified_only: Vec<&Pod> = specified
+    let specified_only: Vec<&CachedPod> = specified
         .iter()
         .copied()
         .filter(|p| {
@@ -550,7 +551,7 @@ async fn scale(
         })
         .collect();
     if !specified_only.is_empty() {
-        let deletable: Vec<&Pod> = specified_only
+        let deletable: Vec<&CachedPod> = specified_only
             .into_iter()
             .filter(|p| can_delete(p))
             .collect();
@@ -564,7 +565,7 @@ async fn scale(
         if num_to_delete > 0 {
             return Ok(false);
         }
-        let (old, new): (Vec<&Pod>, Vec<&Pod>) = pods
+        let (old, new): (Vec<&CachedPod>, Vec<&CachedPod>) = pods
             .iter()
             .copied()
             .partition(|p| !revision::equal_to_revision_hash(labels_of(p), &update_name));
@@ -589,7 +590,7 @@ async fn scale(
         };
         let mut chosen = choose_for_deletion(&old, n_old, &ranking);
         chosen.extend(choose_for_deletion(&new, n_new, &ranking));
-        let deletable: Vec<&Pod> = chosen.into_iter().filter(|p| can_delete(p)).collect();
+        let deletable: Vec<&CachedPod> = chosen.into_iter().filter(|p| can_delete(p)).collect();
         return delete_pods(cs, ctx, state, key, &deletable, &snap.pvcs).await;
     }
     Ok(false)
@@ -628,7 +629,7 @@ fn spread_constraints(cs: &CloneSet) -> Vec<updatesort::SpreadConstraint> {
 /// pods are then not ranked by topology, as in OpenKruise).
 async fn node_labels_of(
     ctx: &Context,
-    pods: &[&Pod],
+    pods: &[&CachedPod],
 ) -> std::collections::HashMap<String, BTreeMap<String, String>> {
     use k8s_openapi::api::core::v1::Node;
     let nodes: BTreeSet<&str> = pods
@@ -671,7 +672,11 @@ const NODE_CACHE_WAIT: Duration = Duration::from_secs(3);
 /// The `n` pods of `pods` to delete first (OpenKruise `choosePodsToDelete`): spread-constraint
 /// ranks when the template has topology spread constraints, same-node ranks otherwise, and
 /// availability with the CloneSet's `minReadySeconds`.
-fn choose_for_deletion<'a>(pods: &[&'a Pod], n: usize, r: &Ranking<'_>) -> Vec<&'a Pod> {
+fn choose_for_deletion<'a>(
+    pods: &[&'a CachedPod],
+    n: usize,
+    r: &Ranking<'_>,
+) -> Vec<&'a CachedPod> {
     if n == 0 {
         return Vec::new();
     }
@@ -683,7 +688,7 @@ fn choose_for_deletion<'a>(pods: &[&'a Pod], n: usize, r: &Ranking<'_>) -> Vec<&
     } else {
         updatesort::spread_constraint_ranks(pods, r.constraints, r.node_labels)
     };
-    let available = |p: &Pod| updatesort::available_in_lifecycle(p, r.min_ready, r.now);
+    let available = |p: &CachedPod| updatesort::available_in_lifecycle(p, r.min_ready, r.now);
     let order = updatesort::sort_for_deletion_with(pods, &ranks, Some(&available));
     order.into_iter().take(n).map(|i| pods[i]).collect()
 }
@@ -693,7 +698,7 @@ async fn create_pods(
     ctx: &Context,
     state: &State,
     key: &str,
-    new_pods: Vec<Pod>,
+    new_pods: Vec<k8s_openapi::api::core::v1::Pod>,
     existing_pvcs: &BTreeSet<String>,
 ) -> Result<bool, Error> {
     let new: Vec<NewPod> = new_pods
@@ -739,7 +744,7 @@ async fn delete_pods(
     ctx: &Context,
     state: &State,
     key: &str,
-    targets: &[&Pod],
+    targets: &[&CachedPod],
     pvcs: &[Arc<PersistentVolumeClaim>],
 ) -> Result<bool, Error> {
     let pre_delete = cs
@@ -771,7 +776,7 @@ async fn delete_pods(
 async fn set_lifecycle(
     ctx: &Context,
     state: &State,
-    pod: &Pod,
+    pod: &CachedPod,
     new_state: LifecycleState,
     mark_not_ready: bool,
 ) -> Result<(), Error> {
@@ -809,7 +814,7 @@ async fn update(
     }
     let update_name = update_rev.name_any();
     let current_name = current_rev.name_any();
-    let pods: Vec<&Pod> = snap.pods.iter().map(|p| p.as_ref()).collect();
+    let pods: Vec<&CachedPod> = snap.pods.iter().map(|p| p.as_ref()).collect();
 
     // 1. Refresh every pod (in-place completion, lifecycle transitions).
     // Pods are independent: refresh them concurrently (bounded), then report the first error.
@@ -920,7 +925,7 @@ async fn refresh_pod(
     cs: &CloneSet,
     ctx: &Context,
     state: &State,
-    pod: &Pod,
+    pod: &CachedPod,
     update_name: &str,
     now: jiff::Timestamp,
 ) -> Result<(bool, Option<Duration>), Error> {
@@ -957,10 +962,10 @@ async fn update_pod(
     type_: &str,
     target: &ControllerRevision,
     revisions: &[&ControllerRevision],
-    pod: &Pod,
+    pod: &CachedPod,
 ) -> Result<(), Error> {
     let ns = pod.namespace().unwrap_or_default();
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<CachedPod> = Api::namespaced(ctx.client.clone(), &ns);
     let target_name = target.name_any();
     let name = pod.name_any();
     let regarding = events::object_ref(cs);
@@ -1139,7 +1144,7 @@ async fn truncate_history(
     current: &str,
     update: &str,
 ) -> Result<(), Error> {
-    let all_pods: Vec<Arc<Pod>> = snap.pods.clone();
+    let all_pods: Vec<Arc<CachedPod>> = snap.pods.clone();
     let live = revision::live_revisions(
         &snap.revisions,
         current,
@@ -1160,7 +1165,7 @@ async fn truncate_history(
 mod tests {
     use super::*;
 
-    fn running_pod(name: &str, node: &str) -> Pod {
+    fn running_pod(name: &str, node: &str) -> CachedPod {
         serde_json::from_value(json!({
             "metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"},
             "spec": {"nodeName": node, "containers": [{"name": "c", "image": "x"}]},
@@ -1181,7 +1186,7 @@ mod tests {
             running_pod("b1", "n3"),
             running_pod("b2", "n3"),
         ];
-        let refs: Vec<&Pod> = pods.iter().collect();
+        let refs: Vec<&CachedPod> = pods.iter().collect();
         let zone =
             |z: &str| BTreeMap::from([("topology.kubernetes.io/zone".to_owned(), z.to_owned())]);
         let node_labels = std::collections::HashMap::from([
@@ -1271,7 +1276,7 @@ mod status_write_tests {
             FeatureGates::default(),
             ControllerConfig::default(),
         ));
-        let pods = ctx.cache.informer::<Pod>();
+        let pods = ctx.cache.informer::<CachedPod>();
         let pvcs = ctx.cache.informer::<PersistentVolumeClaim>();
         let revisions = ctx.cache.informer::<ControllerRevision>();
         kruise_runtime::cache::wait_for_cache_sync(
@@ -1296,7 +1301,7 @@ mod status_write_tests {
         let (rev, collision) = ensure_update_revision(&cs, &ctx, &[]).await.unwrap();
         let rev_name = rev.metadata.name.clone().unwrap();
         let cached = pods.in_namespace("default");
-        let refs: Vec<&Pod> = cached.iter().map(|p| p.as_ref()).collect();
+        let refs: Vec<&CachedPod> = cached.iter().map(|p| p.as_ref()).collect();
         let mut old = status::calculate_status(
             &cs,
             &refs,

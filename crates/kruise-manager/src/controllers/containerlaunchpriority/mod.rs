@@ -25,8 +25,9 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kruise_api::keys;
+use kruise_api::pod::{CachedPod, ContainerView};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
@@ -44,10 +45,9 @@ pub const WORKERS: u16 = 4;
 /// `KRUISE_CONTAINER_BARRIER` env's ConfigMap key (OpenKruise `GetContainerPriority`), parsed as
 /// Go's `strconv.Atoi`: a syntax error gives 0, a value out of the int64 range the nearest
 /// bound. `None` if the container has no barrier env.
-pub fn container_priority(c: &Container) -> Option<i64> {
+pub fn container_priority(c: &impl ContainerView) -> Option<i64> {
     let env = c
-        .env
-        .as_ref()?
+        .env()
         .iter()
         .find(|e| e.name == keys::CONTAINER_LAUNCH_BARRIER_ENV)?;
     let key = &env.value_from.as_ref()?.config_map_key_ref.as_ref()?.key;
@@ -84,7 +84,7 @@ pub fn barrier_name(pod: &str) -> String {
 
 /// The priorities of the pod's containers that are not Ready and wait on a barrier, ascending
 /// (OpenKruise `findNextPriorities`).
-pub fn next_priorities(pod: &Pod) -> Vec<i64> {
+pub fn next_priorities(pod: &CachedPod) -> Vec<i64> {
     let ready: Vec<&str> = pod
         .status
         .as_ref()
@@ -114,7 +114,7 @@ pub fn next_priorities(pod: &Pod) -> Vec<i64> {
 /// Whether a pod change is worth a reconcile: not marked completed, its containers not all Ready,
 /// and some not-Ready container waits on a barrier (OpenKruise's `shouldEnqueue`, without its
 /// cache read of the ConfigMap — [`plan`] makes the same decision from the ConfigMap).
-pub fn wants_reconcile(pod: &Pod) -> bool {
+pub fn wants_reconcile(pod: &CachedPod) -> bool {
     if pod
         .annotations()
         .get(keys::CONTAINER_LAUNCH_PRIORITY_COMPLETED)
@@ -141,7 +141,7 @@ pub struct Plan {
 }
 
 /// Decides the writes for `pod` given the keys its barrier already has.
-pub fn plan(pod: &Pod, barrier: &ConfigMap) -> Plan {
+pub fn plan(pod: &CachedPod, barrier: &ConfigMap) -> Plan {
     let has = |p: i64| {
         barrier
             .data
@@ -181,7 +181,7 @@ pub fn setup(
 /// # Errors
 /// API errors of the reads and writes (retried with backoff); a pod or ConfigMap that is gone,
 /// or a ConfigMap another writer created first, is not an error.
-pub async fn reconcile(pod: Arc<Pod>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
+pub async fn reconcile(pod: Arc<CachedPod>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
     if !wants_reconcile(&pod) || pod.meta().deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
@@ -230,7 +230,7 @@ pub async fn reconcile(pod: Arc<Pod>, ctx: Arc<Context>) -> Result<Action, kube:
         }
     }
     if plan.complete {
-        let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+        let pods: Api<CachedPod> = Api::namespaced(ctx.client.clone(), &ns);
         let patch = json!({"metadata": {"annotations": {
             keys::CONTAINER_LAUNCH_PRIORITY_COMPLETED: "true"}}});
         match pods
@@ -248,6 +248,7 @@ pub async fn reconcile(pod: Arc<Pod>, ctx: Arc<Context>) -> Result<Action, kube:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::api::core::v1::Container;
     use serde_json::Value;
 
     fn barrier_env(key: &str) -> Value {
@@ -256,7 +257,7 @@ mod tests {
     }
 
     /// A pod whose containers (name, barrier key, ready) are given.
-    fn pod(containers: &[(&str, &str, bool)]) -> Pod {
+    fn pod(containers: &[(&str, &str, bool)]) -> CachedPod {
         let specs: Vec<Value> = containers
             .iter()
             .map(|(n, k, _)| json!({"name": n, "env": [barrier_env(k)]}))
@@ -398,7 +399,7 @@ mod tests {
             serde_json::from_value(json!({"type": "ContainersReady", "status": "True"})).unwrap(),
         ]);
         assert!(!wants_reconcile(&ready));
-        let plain: Pod =
+        let plain: CachedPod =
             serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": {"containers": [
             {"name": "a"}]}}))
             .unwrap();

@@ -28,8 +28,9 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
 use kruise_api::apps::v1beta1::DaemonSet;
+use kruise_api::pod::CachedPod;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
@@ -100,7 +101,7 @@ pub struct State {
     /// DaemonSets (to map node changes to sets).
     pub sets: Informer<DaemonSet>,
     /// Pods.
-    pub pods: Informer<Pod>,
+    pub pods: Informer<CachedPod>,
     /// Nodes (cluster-wide).
     pub nodes: Informer<Node>,
     /// ControllerRevisions.
@@ -140,7 +141,7 @@ pub fn setup(
     let sets = ctx.cache.informer::<DaemonSet>();
     let state = State {
         sets: sets.clone(),
-        pods: ctx.cache.informer::<Pod>(),
+        pods: ctx.cache.informer::<CachedPod>(),
         nodes: ctx.cache.cluster_informer::<Node>(),
         revisions: ctx.cache.informer::<ControllerRevision>(),
         scale: ScaleExpectations::new(),

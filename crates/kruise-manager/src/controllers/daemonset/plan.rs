@@ -8,10 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{
-    Affinity, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod,
-    PodSpec, Taint, Toleration,
+    Affinity, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
+    Taint, Toleration,
 };
 use kruise_api::apps::v1beta1::{DaemonSet, DaemonSetStatus};
+use kruise_api::pod::CachedPod;
 use kruise_engines::lifecycle::{self, LifecycleState};
 use kruise_engines::podutil;
 
@@ -230,7 +231,7 @@ pub fn bind_to_node(spec: &mut PodSpec, node: &str, by_scheduler: bool) {
 
 /// Upstream `GetTargetNodeName`: `spec.nodeName`, else the single `metadata.name In` value of
 /// the required node affinity's match fields.
-pub fn target_node(pod: &Pod) -> Option<String> {
+pub fn target_node(pod: &CachedPod) -> Option<String> {
     let spec = pod.spec.as_ref()?;
     if let Some(n) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
         return Some(n.to_owned());
@@ -253,8 +254,8 @@ pub fn target_node(pod: &Pod) -> Option<String> {
 
 /// Upstream `podByCreationTimestampAndPhase`: scheduled pods first, then by creation time,
 /// then by name.
-pub fn creation_order(a: &Pod, b: &Pod) -> Ordering {
-    let scheduled = |p: &Pod| {
+pub fn creation_order(a: &CachedPod, b: &CachedPod) -> Ordering {
+    let scheduled = |p: &CachedPod| {
         p.spec
             .as_ref()
             .and_then(|s| s.node_name.as_deref())
@@ -263,14 +264,14 @@ pub fn creation_order(a: &Pod, b: &Pod) -> Ordering {
     scheduled(b)
         .cmp(&scheduled(a))
         .then_with(|| {
-            let t = |p: &Pod| p.metadata.creation_timestamp.as_ref().map(|t| t.0);
+            let t = |p: &CachedPod| p.metadata.creation_timestamp.as_ref().map(|t| t.0);
             t(a).cmp(&t(b))
         })
         .then_with(|| a.metadata.name.cmp(&b.metadata.name))
 }
 
 /// The pod's hash label.
-pub fn pod_hash(pod: &Pod) -> &str {
+pub fn pod_hash(pod: &CachedPod) -> &str {
     pod.metadata
         .labels
         .as_ref()
@@ -280,20 +281,20 @@ pub fn pod_hash(pod: &Pod) -> &str {
 
 /// Whether the pod is on revision `hash` (upstream `IsPodUpdated`, without the deprecated
 /// template generation).
-pub fn is_updated(pod: &Pod, hash: &str) -> bool {
+pub fn is_updated(pod: &CachedPod, hash: &str) -> bool {
     !hash.is_empty() && pod_hash(pod) == hash
 }
 
-fn is_preparing_delete(pod: &Pod) -> bool {
+fn is_preparing_delete(pod: &CachedPod) -> bool {
     lifecycle::pod_state(pod) == Some(LifecycleState::PreparingDelete)
 }
 
 /// Upstream `findUpdatedPodsOnNode`: the node's non-terminating new and old pod; `None` when
 /// there is more than one of either.
 pub fn updated_pods_on_node<'a>(
-    pods: &[&'a Pod],
+    pods: &[&'a CachedPod],
     hash: &str,
-) -> Option<(Option<&'a Pod>, Option<&'a Pod>)> {
+) -> Option<(Option<&'a CachedPod>, Option<&'a CachedPod>)> {
     let (mut new, mut old) = (None, None);
     for p in pods.iter().copied().filter(|p| !podutil::is_terminating(p)) {
         let slot = if is_updated(p, hash) {
@@ -310,13 +311,13 @@ pub fn updated_pods_on_node<'a>(
 }
 
 /// Upstream `IsPodAvailable`: Ready, and ready for `min_ready_seconds` (strictly).
-pub fn is_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+pub fn is_available(pod: &CachedPod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
     podutil::is_available(pod, min_ready_seconds, now)
 }
 
 /// How long until a ready pod becomes available (`None`: it is, or is not ready).
 pub fn until_available(
-    pod: &Pod,
+    pod: &CachedPod,
     min_ready_seconds: i32,
     now: jiff::Timestamp,
 ) -> Option<Duration> {
@@ -359,7 +360,7 @@ pub struct NodePlan {
 pub fn plan_node(
     should_run: bool,
     should_continue: bool,
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     surge: bool,
     hash: &str,
     min_ready_seconds: i32,
@@ -382,7 +383,7 @@ pub fn plan_node(
         }
         return plan;
     }
-    let mut running: Vec<&Pod> = Vec::new();
+    let mut running: Vec<&CachedPod> = Vec::new();
     for p in pods.iter().copied() {
         if podutil::is_terminating(p) {
             continue;
@@ -460,7 +461,7 @@ pub fn nodes_needing_pods(
 /// already updated or being replaced first, then the others (only those the rollout's node
 /// `selector` matches, when it has one) in descending name order, at most `nodes - partition`.
 pub fn nodes_to_update(
-    node_pods: &BTreeMap<String, Vec<&Pod>>,
+    node_pods: &BTreeMap<String, Vec<&CachedPod>>,
     hash: &str,
     partition: i64,
     selector_matches: Option<&dyn Fn(&str) -> bool>,
@@ -503,7 +504,7 @@ pub fn nodes_to_update(
 /// the visited nodes are unavailable (nodes visited in name order; OpenKruise visits a Go map).
 pub fn old_pods_to_replace(
     nodes: &[String],
-    node_pods: &BTreeMap<String, Vec<&Pod>>,
+    node_pods: &BTreeMap<String, Vec<&CachedPod>>,
     hash: &str,
     max_unavailable: i64,
     min_ready_seconds: i32,
@@ -512,14 +513,14 @@ pub fn old_pods_to_replace(
     let mut unavailable = 0i64;
     let mut allowed = Vec::new();
     let mut candidates = Vec::new();
-    let none: Vec<&Pod> = Vec::new();
+    let none: Vec<&CachedPod> = Vec::new();
     for node in nodes {
         let pods = node_pods.get(node).unwrap_or(&none);
         let Some((new, old)) = updated_pods_on_node(pods, hash) else {
             unavailable += 1;
             continue;
         };
-        let gone = |p: Option<&Pod>| p.is_none_or(is_preparing_delete);
+        let gone = |p: Option<&CachedPod>| p.is_none_or(is_preparing_delete);
         if (gone(old) && gone(new)) || (new.is_some() && old.is_some() && !gone(new) && !gone(old))
         {
             unavailable += 1;
@@ -549,7 +550,7 @@ pub fn old_pods_to_replace(
 /// delete (their new pod is available) and nodes to get a new pod beside the old one.
 pub fn surge_plan(
     nodes: &[String],
-    node_pods: &BTreeMap<String, Vec<&Pod>>,
+    node_pods: &BTreeMap<String, Vec<&CachedPod>>,
     hash: &str,
     max_surge: i64,
     min_ready_seconds: i32,
@@ -559,7 +560,7 @@ pub fn surge_plan(
     let mut delete = Vec::new();
     let mut allowed_new = Vec::new();
     let mut candidates = Vec::new();
-    let none: Vec<&Pod> = Vec::new();
+    let none: Vec<&CachedPod> = Vec::new();
     for node in nodes {
         let pods = node_pods.get(node).unwrap_or(&none);
         let Some((new, old)) = updated_pods_on_node(pods, hash) else {
@@ -596,7 +597,11 @@ pub fn surge_plan(
 
 /// Whether a daemon pod counts as available in the status (`isDaemonPodAvailable`): available,
 /// and its InPlaceUpdateReady condition (when it has the gate and the condition) True.
-pub fn is_daemon_pod_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timestamp) -> bool {
+pub fn is_daemon_pod_available(
+    pod: &CachedPod,
+    min_ready_seconds: i32,
+    now: jiff::Timestamp,
+) -> bool {
     if !is_available(pod, min_ready_seconds, now) {
         return false;
     }
@@ -614,7 +619,7 @@ pub fn is_daemon_pod_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Tim
 /// decides ready / available / updated.
 pub fn status_counts(
     nodes: &[(String, bool)],
-    node_pods: &BTreeMap<String, Vec<&Pod>>,
+    node_pods: &BTreeMap<String, Vec<&CachedPod>>,
     hash: &str,
     min_ready_seconds: i32,
     now: jiff::Timestamp,

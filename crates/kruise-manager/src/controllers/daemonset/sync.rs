@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod, PodReadinessGate, PodSpec};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Node, ObjectReference, PodReadinessGate, PodSpec};
 use kruise_api::apps::v1beta1::{DaemonSet, DaemonSetStatus, rolling_update_type};
+use kruise_api::pod::CachedPod;
 use kruise_engines::{inplace, intstr, podutil, revision};
 use kruise_runtime::events;
 use kruise_runtime::features::Feature;
@@ -141,7 +143,7 @@ pub(super) async fn sync(
 
     // Refresh in-place states (InPlaceUpdateReady back to True once updated).
     for pod in &pods {
-        let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &pass.ns);
+        let api: Api<CachedPod> = Api::namespaced(ctx.client.clone(), &pass.ns);
         let (written, delay) =
             workload::inplace::refresh(&api, pod, &inplace::DefaultRevisionAdapter, pass.now)
                 .await?;
@@ -191,7 +193,7 @@ impl Pass<'_> {
             .map_or_else(Action::await_change, Action::requeue)
     }
 
-    fn pods_api(&self) -> Api<Pod> {
+    fn pods_api(&self) -> Api<CachedPod> {
         Api::namespaced(self.ctx.client.clone(), &self.ns)
     }
 
@@ -239,7 +241,7 @@ impl Pass<'_> {
         Ok(())
     }
 
-    async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<Pod>>, Error> {
+    async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<CachedPod>>, Error> {
         workload::claim::claim(
             &self.pods_api(),
             &self.owner_info(),
@@ -300,7 +302,7 @@ impl Pass<'_> {
     /// `revisionHistoryLimit`, lowest revision first.
     async fn cleanup_history(
         &self,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<CachedPod>],
         old: &[Arc<ControllerRevision>],
     ) -> Result<(), Error> {
         let limit = self.ds.spec.revision_history_limit.unwrap_or(10).max(0) as usize;
@@ -333,8 +335,8 @@ impl Pass<'_> {
     // -----------------------------------------------------------------------------------------
     // manage
 
-    fn node_pods<'p>(&self, pods: &'p [Arc<Pod>]) -> BTreeMap<String, Vec<&'p Pod>> {
-        let mut map: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+    fn node_pods<'p>(&self, pods: &'p [Arc<CachedPod>]) -> BTreeMap<String, Vec<&'p CachedPod>> {
+        let mut map: BTreeMap<String, Vec<&CachedPod>> = BTreeMap::new();
         for p in pods {
             if let Some(node) = plan::target_node(p) {
                 map.entry(node).or_default().push(p);
@@ -366,7 +368,7 @@ impl Pass<'_> {
     /// Returns whether anything was written.
     async fn manage(
         &mut self,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<CachedPod>],
         eligibility: &[(Arc<Node>, bool, bool)],
         hash: &str,
     ) -> Result<bool, Error> {
@@ -383,7 +385,7 @@ impl Pass<'_> {
         let mut delete: Vec<String> = Vec::new();
         let mut desired = 0i64;
         let mut new_count = 0i64;
-        let none: Vec<&Pod> = Vec::new();
+        let none: Vec<&CachedPod> = Vec::new();
         let now = Instant::now();
         for (node, run, cont) in eligibility {
             let node_name = node.name_any();
@@ -474,7 +476,7 @@ impl Pass<'_> {
     /// whether anything was written.
     async fn sync_nodes(
         &mut self,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<CachedPod>],
         delete: Vec<String>,
         create_on: Vec<String>,
         hash: &str,
@@ -487,7 +489,7 @@ impl Pass<'_> {
             .lifecycle
             .as_ref()
             .and_then(|l| l.pre_delete.as_ref());
-        let by_name: BTreeMap<&str, &Arc<Pod>> = pods
+        let by_name: BTreeMap<&str, &Arc<CachedPod>> = pods
             .iter()
             .filter_map(|p| p.metadata.name.as_deref().map(|n| (n, p)))
             .collect();
@@ -578,7 +580,7 @@ impl Pass<'_> {
 
     async fn rolling_update(
         &mut self,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<CachedPod>],
         eligibility: &[(Arc<Node>, bool, bool)],
         current: &ControllerRevision,
         old: &[Arc<ControllerRevision>],
@@ -684,12 +686,12 @@ impl Pass<'_> {
     /// to `burstReplicas`; returns those to delete instead.
     async fn in_place_update(
         &mut self,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<CachedPod>],
         names: Vec<String>,
         current: &ControllerRevision,
         old: &[Arc<ControllerRevision>],
     ) -> Result<Vec<String>, Error> {
-        let by_name: BTreeMap<&str, &Arc<Pod>> = pods
+        let by_name: BTreeMap<&str, &Arc<CachedPod>> = pods
             .iter()
             .filter_map(|p| p.metadata.name.as_deref().map(|n| (n, p)))
             .collect();
@@ -784,7 +786,7 @@ impl Pass<'_> {
     ) -> Result<(), Error> {
         // Fresh pods from the cache, as OpenKruise re-lists them for the status.
         let uid = self.ds.metadata.uid.as_deref().unwrap_or_default();
-        let pods: Vec<Arc<Pod>> = self
+        let pods: Vec<Arc<CachedPod>> = self
             .state
             .pods
             .owned_by(uid)

@@ -14,9 +14,9 @@
 //! ([`needs_condition`], OpenKruise's create/update predicates); [`reconcile`] = one status patch;
 //! plan = [`needs_condition`] and [`condition_patch`]; no status of its own.
 
+use kruise_api::pod::CachedPod;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -35,7 +35,7 @@ pub const WORKERS: u16 = 3;
 /// Whether `pod` needs its `KruisePodReady` condition created: it is not being deleted, lists
 /// the readiness gate and has no condition of that type (OpenKruise's predicates and the checks
 /// at the top of its `Reconcile`).
-pub fn needs_condition(pod: &Pod) -> bool {
+pub fn needs_condition(pod: &CachedPod) -> bool {
     pod.meta().deletion_timestamp.is_none()
         && readiness::contains_readiness_gate(pod)
         && readiness::readiness_condition(pod).is_none()
@@ -65,11 +65,12 @@ pub fn setup(
 ///
 /// # Errors
 /// The API error of the status patch (retried with backoff); a pod that is gone is not an error.
-pub async fn reconcile(pod: Arc<Pod>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
+pub async fn reconcile(pod: Arc<CachedPod>, ctx: Arc<Context>) -> Result<Action, kube::Error> {
     if !needs_condition(&pod) {
         return Ok(Action::await_change());
     }
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
+    let api: Api<CachedPod> =
+        Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
     let patch = condition_patch(jiff::Timestamp::now());
     match api
         .patch_status(
@@ -89,7 +90,7 @@ pub async fn reconcile(pod: Arc<Pod>, ctx: Arc<Context>) -> Result<Action, kube:
 mod tests {
     use super::*;
 
-    fn pod(v: Value) -> Pod {
+    fn pod(v: Value) -> CachedPod {
         serde_json::from_value(v).unwrap()
     }
 

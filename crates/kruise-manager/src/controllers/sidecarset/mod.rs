@@ -27,8 +27,9 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Namespace;
 use kruise_api::apps::v1beta1::SidecarSet;
+use kruise_api::pod::CachedPod;
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
@@ -68,7 +69,7 @@ pub struct State {
     /// SidecarSets.
     pub sidecarsets: Informer<SidecarSet>,
     /// Pods.
-    pub pods: Informer<Pod>,
+    pub pods: Informer<CachedPod>,
     /// Namespaces (for `namespaceSelector`).
     pub namespaces: Informer<Namespace>,
     /// ControllerRevisions of the manager's namespace.
@@ -109,7 +110,7 @@ pub fn setup(
     let sidecarsets = ctx.cache.cluster_informer::<SidecarSet>();
     let state = State {
         sidecarsets: sidecarsets.clone(),
-        pods: ctx.cache.informer::<Pod>(),
+        pods: ctx.cache.informer::<CachedPod>(),
         namespaces: ctx.cache.cluster_informer::<Namespace>(),
         revisions: ctx
             .cache
@@ -134,7 +135,7 @@ pub fn setup(
         let pod = event.object();
         // A pod a SidecarSet selects but did not inject (reported by the repair).
         if let CacheEvent::Apply(p) = &event {
-            let injected = control::injected_list(p);
+            let injected = control::injected_list(p.as_ref());
             for s in pods_state.sidecarsets.store().state() {
                 let name = control::name(&s);
                 if !injected.contains(name)
@@ -149,7 +150,7 @@ pub fn setup(
                 }
             }
         }
-        for name in control::injected_list(pod) {
+        for name in control::injected_list(pod.as_ref()) {
             let Some(s) = pods_state
                 .sidecarsets
                 .store()

@@ -9,11 +9,11 @@
 //! once its workload can lose one more pod within its `maxUnavailable`, and the workload's
 //! replacement goes through the pod webhook.
 
+use kruise_api::pod::CachedPod;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::apps::v1beta1::SidecarSet;
@@ -93,7 +93,7 @@ fn exempt(namespace: &str, state: &State) -> bool {
 
 /// The active pods the SidecarSet selects (namespace and labels) that it did not inject:
 /// not in their `kruise.io/sidecarset-injected-list`, in a namespace the pod webhook serves.
-pub fn uninjected_pods(s: &SidecarSet, state: &State) -> Vec<Arc<Pod>> {
+pub fn uninjected_pods(s: &SidecarSet, state: &State) -> Vec<Arc<CachedPod>> {
     let Some(selector) = s.spec.selector.as_ref() else {
         return Vec::new();
     };
@@ -116,7 +116,7 @@ pub fn uninjected_pods(s: &SidecarSet, state: &State) -> Vec<Arc<Pod>> {
             selector_matches(sel, labels.as_ref()) == Some(true)
         }
     };
-    let mut pods: Vec<Arc<Pod>> = state
+    let mut pods: Vec<Arc<CachedPod>> = state
         .pods
         .store()
         .state()
@@ -126,7 +126,7 @@ pub fn uninjected_pods(s: &SidecarSet, state: &State) -> Vec<Arc<Pod>> {
             podutil::is_active(p)
                 && p.metadata.deletion_timestamp.is_none()
                 && selector_matches(selector, p.metadata.labels.as_ref()) == Some(true)
-                && !control::is_pod_injected(p, s)
+                && !control::is_pod_injected(p.as_ref(), s)
                 && !exempt(ns, state)
                 && namespace_ok(ns)
         })
@@ -219,7 +219,7 @@ pub async fn run(
             tracing::debug!(pod = %pod.name_any(), unavailable, allowed, "replacement waits for the workload's budget");
             continue;
         }
-        let api: Api<Pod> =
+        let api: Api<k8s_openapi::api::core::v1::Pod> =
             Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
         match api.evict(&pod.name_any(), &EvictParams::default()).await {
             Ok(_) => {
@@ -246,7 +246,7 @@ pub async fn run(
 /// down, CloneSet 20% rounded up, as those controllers resolve them); 1 for other workloads.
 async fn allowed_unavailable(
     ctx: &Context,
-    pod: &Pod,
+    pod: &CachedPod,
     owner: &k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
 ) -> Result<i64, Error> {
     let ns = pod.namespace().unwrap_or_default();

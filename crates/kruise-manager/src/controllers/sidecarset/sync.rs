@@ -1,11 +1,11 @@
 //! One pass of the SidecarSet controller (OpenKruise `Processor.UpdateSidecarSet`).
 
+use kruise_api::pod::CachedPod;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -28,7 +28,7 @@ const CONFLICT_ATTEMPTS: usize = 4;
 /// The SidecarSet's matched pods (OpenKruise `getMatchingPods`): selected by `selector` in the
 /// namespaces `namespaceSelector` selects (all without one), active, injected by this
 /// SidecarSet and holding all its containers. Sorted by namespace and name.
-pub fn matching_pods(s: &SidecarSet, state: &State) -> Result<Vec<Arc<Pod>>, Error> {
+pub fn matching_pods(s: &SidecarSet, state: &State) -> Result<Vec<Arc<CachedPod>>, Error> {
     let Some(selector) = s.spec.selector.as_ref() else {
         return Ok(Vec::new());
     };
@@ -42,7 +42,7 @@ pub fn matching_pods(s: &SidecarSet, state: &State) -> Result<Vec<Arc<Pod>>, Err
             .filter_map(|n| n.metadata.name.clone())
             .collect()
     });
-    let candidates: Vec<Arc<Pod>> = match &namespaces {
+    let candidates: Vec<Arc<CachedPod>> = match &namespaces {
         None => state.pods.store().state(),
         Some(nss) => nss
             .iter()
@@ -55,12 +55,12 @@ pub fn matching_pods(s: &SidecarSet, state: &State) -> Result<Vec<Arc<Pod>>, Err
             s.name_any()
         )));
     }
-    let mut pods: Vec<Arc<Pod>> = candidates
+    let mut pods: Vec<Arc<CachedPod>> = candidates
         .into_iter()
         .filter(|p| selector_matches(selector, p.metadata.labels.as_ref()) == Some(true))
         .filter(|p| {
             kruise_engines::podutil::is_active(p)
-                && control::is_pod_injected(p, s)
+                && control::is_pod_injected(p.as_ref(), s)
                 && control::is_pod_consistent_with_sidecarset(p, s)
         })
         .collect();
@@ -75,7 +75,7 @@ pub fn matching_pods(s: &SidecarSet, state: &State) -> Result<Vec<Arc<Pod>>, Err
 pub async fn sync(s: &SidecarSet, ctx: &Context, state: &State) -> Result<Action, Error> {
     let name = s.name_any();
     let pods = matching_pods(s, state)?;
-    let refs: Vec<&Pod> = pods.iter().map(|p| p.as_ref()).collect();
+    let refs: Vec<&CachedPod> = pods.iter().map(|p| p.as_ref()).collect();
 
     let (latest, collision) = register_latest_revision(s, ctx, state, &refs).await?;
     let (uninjected, replacing) = super::repair::run(s, ctx, state, &state.repair).await?;
@@ -95,7 +95,7 @@ pub async fn sync(s: &SidecarSet, ctx: &Context, state: &State) -> Result<Action
 
     let hash = control::sidecarset_revision(&s).to_string();
     for pod in &refs {
-        let on = control::pod_sidecarset_revision(pod, &name) == hash;
+        let on = control::pod_sidecarset_revision(*pod, &name) == hash;
         state
             .updates
             .observe_updated(&name, &hash, &pod.metadata, on);
@@ -116,7 +116,7 @@ pub async fn sync(s: &SidecarSet, ctx: &Context, state: &State) -> Result<Action
         return Ok(after);
     }
     if upgrade::has_hot_upgrade(&s) {
-        let flips: Vec<&Pod> = refs
+        let flips: Vec<&CachedPod> = refs
             .iter()
             .copied()
             .filter(|p| upgrade::needs_hot_upgrade_flip(&s, p))
@@ -141,7 +141,7 @@ async fn register_latest_revision(
     s: &SidecarSet,
     ctx: &Context,
     state: &State,
-    pods: &[&Pod],
+    pods: &[&CachedPod],
 ) -> Result<(ControllerRevision, i32), Error> {
     let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &state.kruise_namespace);
     let mut revisions: Vec<Arc<ControllerRevision>> = state
@@ -239,7 +239,7 @@ async fn update_pods(
     s: &SidecarSet,
     ctx: &Context,
     state: &State,
-    pods: &[&Pod],
+    pods: &[&CachedPod],
 ) -> Result<(), Error> {
     let name = s.name_any();
     let next = upgrade::next_upgrade_pods(s, pods);
@@ -274,15 +274,21 @@ async fn update_pods(
 /// OpenKruise `updatePodSidecarAndHash`: on a fresh read of the pod, the sidecar images and
 /// hash annotations moved to the SidecarSet's, the injected list filled in when missing, the
 /// pod metadata patched; written with conflicts retried; then `SidecarSetUpgradable` True.
-async fn upgrade_pod(s: &SidecarSet, ctx: &Context, state: &State, pod: &Pod) -> Result<(), Error> {
+async fn upgrade_pod(
+    s: &SidecarSet,
+    ctx: &Context,
+    state: &State,
+    pod: &CachedPod,
+) -> Result<(), Error> {
     let ns = pod.namespace().unwrap_or_default();
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<CachedPod> = Api::namespaced(ctx.client.clone(), &ns);
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let Some(mut fresh) = api.get_opt(&pod.name_any()).await? else {
+        let Some(base) = api.get_opt(&pod.name_any()).await? else {
             return Ok(());
         };
+        let mut fresh = base.clone();
         upgrade::upgrade_pod(s, &mut fresh, jiff::Timestamp::now());
         let listed = fresh
             .metadata
@@ -304,10 +310,7 @@ async fn upgrade_pod(s: &SidecarSet, ctx: &Context, state: &State, pod: &Pod) ->
         let patches = s.spec.patch_pod_metadata.clone().unwrap_or_default();
         control::patch_pod_metadata(&mut fresh, &patches)
             .map_err(|e| Error::Other(e.to_string()))?;
-        match api
-            .replace(&fresh.name_any(), &PostParams::default(), &fresh)
-            .await
-        {
+        match crate::workload::update_pod(&api, &base, &fresh).await {
             Ok(updated) => {
                 state.resource_versions.expect_object(&updated.metadata);
                 break;
@@ -321,7 +324,7 @@ async fn upgrade_pod(s: &SidecarSet, ctx: &Context, state: &State, pod: &Pod) ->
 
 /// Names of the SidecarSets matching the pod, comma-separated (OpenKruise
 /// `listMatchedSidecarSets`).
-fn matched_sidecarset_names(pod: &Pod, state: &State) -> String {
+fn matched_sidecarset_names(pod: &CachedPod, state: &State) -> String {
     let ns = pod.namespace().unwrap_or_default();
     let ns_labels = state
         .namespaces
@@ -361,7 +364,7 @@ fn is_empty_selector(sel: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Label
 async fn set_upgradable_condition(
     ctx: &Context,
     sidecarset: &str,
-    pod: &Pod,
+    pod: &CachedPod,
     upgradable: bool,
 ) -> Result<(), Error> {
     let Some(cond) =
@@ -369,7 +372,8 @@ async fn set_upgradable_condition(
     else {
         return Ok(());
     };
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
+    let api: Api<CachedPod> =
+        Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
     let patch = json!({"status": {"conditions": [cond]}});
     match api
         .patch_status(
@@ -387,8 +391,14 @@ async fn set_upgradable_condition(
 
 /// OpenKruise `flipPodSidecarContainer`: the old containers of finished hot upgrades reset to
 /// the empty image, with Events on the pod.
-async fn flip_pod(s: &SidecarSet, ctx: &Context, state: &State, pod: &Pod) -> Result<(), Error> {
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
+async fn flip_pod(
+    s: &SidecarSet,
+    ctx: &Context,
+    state: &State,
+    pod: &CachedPod,
+) -> Result<(), Error> {
+    let api: Api<CachedPod> =
+        Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
     let mut base = pod.clone();
     let mut attempt = 0;
     let result = loop {

@@ -28,8 +28,9 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kruise_api::apps::v1beta1::StatefulSet;
+use kruise_api::pod::CachedPod;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
@@ -64,7 +65,7 @@ pub enum Error {
 #[derive(Clone)]
 pub struct State {
     /// Pods (owner and namespace indexes).
-    pub pods: Informer<Pod>,
+    pub pods: Informer<CachedPod>,
     /// PVCs.
     pub pvcs: Informer<PersistentVolumeClaim>,
     /// ControllerRevisions.
@@ -163,7 +164,7 @@ pub fn setup(
     let ctx = ctx.clone();
     let sets = ctx.cache.informer::<StatefulSet>();
     let state = State {
-        pods: ctx.cache.informer::<Pod>(),
+        pods: ctx.cache.informer::<CachedPod>(),
         pvcs: ctx.cache.informer::<PersistentVolumeClaim>(),
         revisions: ctx.cache.informer::<ControllerRevision>(),
         scale: ScaleExpectations::new(),

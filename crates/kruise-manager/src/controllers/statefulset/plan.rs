@@ -6,13 +6,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kruise_api::apps::v1beta1::{
     RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetStatus, VolumeClaimStatus,
     persistent_volume_claim_retention_policy_type as retention, statefulset_update_strategy_type,
 };
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 use kruise_engines::lifecycle::{self, LifecycleState};
 use kruise_engines::ordinals::{self, OrdinalRange};
 use kruise_engines::podutil;
@@ -28,7 +29,7 @@ pub const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
 pub const MAX_BATCH_SIZE: usize = 500;
 
 /// The pod's revision label (`""` when absent).
-pub fn pod_revision(pod: &Pod) -> &str {
+pub fn pod_revision(pod: &CachedPod) -> &str {
     pod.metadata
         .labels
         .as_ref()
@@ -37,7 +38,7 @@ pub fn pod_revision(pod: &Pod) -> &str {
 }
 
 /// The pod's ordinal (`-1` when the name has none or it overflows).
-pub fn ordinal_of(pod: &Pod) -> i32 {
+pub fn ordinal_of(pod: &CachedPod) -> i32 {
     pod.metadata
         .name
         .as_deref()
@@ -56,7 +57,7 @@ pub fn claim_name(template: &str, set: &str, ordinal: i32) -> String {
 }
 
 /// Whether `pod` belongs to `set` by name (OpenKruise `isMemberOf`): `<set>-<digits>`.
-pub fn is_member_of(set: &str, pod: &Pod) -> bool {
+pub fn is_member_of(set: &str, pod: &CachedPod) -> bool {
     pod.metadata
         .name
         .as_deref()
@@ -92,7 +93,7 @@ pub struct Assignment {
 }
 
 /// Assigns `pods` to the slots of `range` (OpenKruise `updateStatefulSet` steps 5–8).
-pub fn assign(pods: &[&Pod], range: &OrdinalRange) -> Assignment {
+pub fn assign(pods: &[&CachedPod], range: &OrdinalRange) -> Assignment {
     let mut slots = vec![None; range.len()];
     let mut condemned = Vec::new();
     for (i, pod) in pods.iter().enumerate() {
@@ -109,7 +110,7 @@ pub fn assign(pods: &[&Pod], range: &OrdinalRange) -> Assignment {
 
 /// OpenKruise `IsPodUpdate` for stateful pods: the revision label equals `update` (or its last
 /// `-` component does), or, with the PreparingUpdateAsUpdate gate, the pod is `PreparingUpdate`.
-pub fn is_pod_update(pod: &Pod, update: &str, preparing_update_as_update: bool) -> bool {
+pub fn is_pod_update(pod: &CachedPod, update: &str, preparing_update_as_update: bool) -> bool {
     if preparing_update_as_update
         && lifecycle::pod_state(pod) == Some(LifecycleState::PreparingUpdate)
     {
@@ -184,7 +185,7 @@ pub fn sort_pods_to_update(
     ru: Option<&RollingUpdateStatefulSetStrategy>,
     update_revision: &str,
     replicas: i32,
-    slots: &[Option<&Pod>],
+    slots: &[Option<&CachedPod>],
     preparing_update_as_update: bool,
 ) -> Vec<usize> {
     let partition = ru.and_then(|r| r.partition).unwrap_or(0);
@@ -218,7 +219,7 @@ pub fn sort_pods_to_update(
         }
     }
     if let Some(strategy) = unordered.priority_strategy.as_ref() {
-        let pods: Vec<&Pod> = slots.iter().map(|p| p.unwrap_or(&EMPTY_POD)).collect();
+        let pods: Vec<&CachedPod> = slots.iter().map(|p| p.unwrap_or(&EMPTY_POD)).collect();
         waiting = updatesort::priority_sort(&pods, waiting, strategy);
     }
     updated.extend(waiting);
@@ -226,7 +227,7 @@ pub fn sort_pods_to_update(
     updated
 }
 
-static EMPTY_POD: Pod = Pod {
+static EMPTY_POD: CachedPod = CachedPod {
     metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         annotations: None,
         creation_timestamp: None,
@@ -252,25 +253,25 @@ static EMPTY_POD: Pod = Pod {
 // Pod health (stateful_set_utils.go)
 
 /// Created: the API server has given it a phase (an in-memory pod has none).
-pub fn is_created(pod: &Pod) -> bool {
+pub fn is_created(pod: &CachedPod) -> bool {
     !podutil::phase(pod).is_empty()
 }
 
 /// Phase `Running` and `Ready` True (terminating pods included, as OpenKruise's
 /// `isRunningAndReady`).
-pub fn is_running_and_ready(pod: &Pod) -> bool {
+pub fn is_running_and_ready(pod: &CachedPod) -> bool {
     podutil::phase(pod) == podutil::PHASE_RUNNING && podutil::is_pod_ready(pod)
 }
 
 /// OpenKruise `isHealthy`: lifecycle `""`/`Normal`, running and ready, not terminating.
-pub fn is_healthy(pod: &Pod) -> bool {
+pub fn is_healthy(pod: &CachedPod) -> bool {
     lifecycle::is_normal_or_unset(pod) && is_running_and_ready(pod) && !podutil::is_terminating(pod)
 }
 
 /// OpenKruise `isRunningAndAvailable`: lifecycle `""`/`Normal`, running, ready for
 /// `min_ready_seconds`; when not yet, how long until it will be (if known).
 pub fn running_and_available(
-    pod: &Pod,
+    pod: &CachedPod,
     min_ready_seconds: i32,
     now: jiff::Timestamp,
 ) -> (bool, Option<Duration>) {
@@ -312,7 +313,7 @@ pub fn min_ready_seconds(set: &StatefulSet) -> i32 {
 // Identity and storage
 
 /// OpenKruise `identityMatches`.
-pub fn identity_matches(set: &StatefulSet, pod: &Pod) -> bool {
+pub fn identity_matches(set: &StatefulSet, pod: &CachedPod) -> bool {
     let set_name = set.metadata.name.as_deref().unwrap_or("");
     let Some((parent, ord)) = pod
         .metadata
@@ -336,7 +337,7 @@ pub fn identity_matches(set: &StatefulSet, pod: &Pod) -> bool {
 }
 
 /// OpenKruise `storageMatches`: every claim template is mounted from the pod's own claim.
-pub fn storage_matches(set: &StatefulSet, pod: &Pod) -> bool {
+pub fn storage_matches(set: &StatefulSet, pod: &CachedPod) -> bool {
     let ord = ordinal_of(pod);
     if ord < 0 {
         return false;
@@ -365,7 +366,12 @@ pub fn storage_matches(set: &StatefulSet, pod: &Pod) -> bool {
 
 /// OpenKruise `updateIdentity`: name, namespace, `statefulset.kubernetes.io/pod-name` and (gate
 /// PodIndexLabel) `apps.kubernetes.io/pod-index`.
-pub fn update_identity(set: &StatefulSet, pod: &mut Pod, ordinal: i32, pod_index_label: bool) {
+pub fn update_identity(
+    set: &StatefulSet,
+    pod: &mut CachedPod,
+    ordinal: i32,
+    pod_index_label: bool,
+) {
     let name = pod_name(set.metadata.name.as_deref().unwrap_or(""), ordinal);
     pod.metadata.name = Some(name.clone());
     pod.metadata.namespace = set.metadata.namespace.clone();
@@ -378,7 +384,7 @@ pub fn update_identity(set: &StatefulSet, pod: &mut Pod, ordinal: i32, pod_index
 
 /// OpenKruise `updateStorage`: one volume per claim template (its claim), then the template's
 /// own volumes not named like a claim template.
-pub fn update_storage(set: &StatefulSet, pod: &mut Pod, ordinal: i32) {
+pub fn update_storage(set: &StatefulSet, pod: &mut CachedPod, ordinal: i32) {
     let templates = set
         .spec
         .volume_claim_templates
@@ -481,7 +487,7 @@ fn has_owner(claim: &PersistentVolumeClaim, uid: &str) -> bool {
 /// (OpenKruise `claimOwnerMatchesSetAndPod`).
 pub fn claim_owner_matches(
     set: &StatefulSet,
-    pod: &Pod,
+    pod: &CachedPod,
     claim: &PersistentVolumeClaim,
     scaled_down: bool,
 ) -> bool {
@@ -496,7 +502,7 @@ pub fn claim_owner_matches(
 /// only. Returns whether anything changed.
 pub fn fix_claim_owners(
     set: &StatefulSet,
-    pod: &Pod,
+    pod: &CachedPod,
     claim: &mut PersistentVolumeClaim,
     scaled_down: bool,
 ) -> bool {
@@ -567,7 +573,7 @@ pub fn claim_is_stale(set: &StatefulSet, pod_name: &str, claim: &PersistentVolum
 /// Counts of one pass (OpenKruise `computeReplicaStatus` summed over lists).
 pub fn count_replicas(
     status: &mut StatefulSetStatus,
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     min_ready_seconds: i32,
     current: &str,
     update: &str,
@@ -721,7 +727,7 @@ pub fn claim_ready(claim: &PersistentVolumeClaim) -> bool {
 /// `pods` have a compatible (and ready) claim. `claim_of` finds a claim by name.
 pub fn volume_claim_status<'a>(
     set: &StatefulSet,
-    pods: &[&Pod],
+    pods: &[&CachedPod],
     claim_of: impl Fn(&str) -> Option<&'a PersistentVolumeClaim>,
 ) -> Option<Vec<VolumeClaimStatus>> {
     let templates = set
@@ -782,7 +788,7 @@ pub fn status_changed(old: Option<&StatefulSetStatus>, new: &StatefulSetStatus) 
 }
 
 /// The pod's lifecycle state label, `""` when absent.
-pub fn lifecycle_state(pod: &Pod) -> &str {
+pub fn lifecycle_state(pod: &CachedPod) -> &str {
     pod.metadata
         .labels
         .as_ref()

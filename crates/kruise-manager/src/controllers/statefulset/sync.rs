@@ -6,13 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSetCondition};
-use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1beta1::{
     StatefulSet, StatefulSetStatus, pod_management_policy_type, pod_update_strategy_type,
     statefulset_condition_type,
 };
 use kruise_api::keys;
+use kruise_api::pod::CachedPod;
 use kruise_engines::lifecycle::{self, LifecycleState};
 use kruise_engines::{inplace, intstr, podutil, revision};
 use kruise_runtime::events;
@@ -41,15 +43,16 @@ const CONFLICT_RETRIES: u32 = 4;
 
 /// A slot's pod this pass: one the cache shows, or one about to be created.
 enum SlotPod {
-    Existing(Arc<Pod>),
-    New(Box<Pod>),
+    Existing(Arc<CachedPod>),
+    /// The full pod to create and its cached view (what the pass reads).
+    New(Box<(Pod, CachedPod)>),
 }
 
 impl SlotPod {
-    fn pod(&self) -> &Pod {
+    fn pod(&self) -> &CachedPod {
         match self {
             SlotPod::Existing(p) => p,
-            SlotPod::New(p) => p,
+            SlotPod::New(p) => &p.1,
         }
     }
 }
@@ -225,7 +228,7 @@ use workload::claim::controller_uid;
 type PassResult = Result<StatefulSetStatus, (Option<StatefulSetStatus>, Error)>;
 
 impl Pass<'_> {
-    fn pods_api(&self) -> Api<Pod> {
+    fn pods_api(&self) -> Api<CachedPod> {
         Api::namespaced(self.ctx.client.clone(), &self.ns)
     }
 
@@ -315,7 +318,7 @@ impl Pass<'_> {
     /// OpenKruise `getPodsForStatefulSet` (`ClaimPods`): owned pods that still match stay,
     /// owned pods that no longer match (selector or name) are released, matching orphans of
     /// the namespace are adopted. Returns the claimed pods.
-    async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<Pod>>, Error> {
+    async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<CachedPod>>, Error> {
         let owner = workload::claim::Owner {
             api_version: API_VERSION,
             kind: KIND,
@@ -365,7 +368,7 @@ impl Pass<'_> {
     /// oldest first.
     async fn truncate_history(
         &self,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<CachedPod>],
         revisions: &[Arc<ControllerRevision>],
         current: &str,
         update: &str,
@@ -387,7 +390,7 @@ impl Pass<'_> {
     #[allow(clippy::too_many_lines)]
     async fn update_statefulset(
         &mut self,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<CachedPod>],
         revisions: &[Arc<ControllerRevision>],
         current_rev: &ControllerRevision,
         update_rev: &ControllerRevision,
@@ -413,7 +416,7 @@ impl Pass<'_> {
         };
 
         // Slots and condemned pods.
-        let pod_refs: Vec<&Pod> = pods.iter().map(|p| p.as_ref()).collect();
+        let pod_refs: Vec<&CachedPod> = pods.iter().map(|p| p.as_ref()).collect();
         let assignment = plan::assign(&pod_refs, &self.range);
         let n = assignment.slots.len();
         let preparing_as_update = self.ctx.gates.enabled(Feature::PreparingUpdateAsUpdate);
@@ -442,11 +445,13 @@ impl Pass<'_> {
                 (&update_template, &update_name)
             };
             filled[slot] = Some(!use_current);
-            replicas.push(Some(SlotPod::New(Box::new(
-                self.new_pod(template, rev_name, ordinal),
-            ))));
+            let pod = self
+                .new_pod(template, rev_name, ordinal)
+                .map_err(|e| (None, e))?;
+            let view = CachedPod::from(&pod);
+            replicas.push(Some(SlotPod::New(Box::new((pod, view)))));
         }
-        let condemned: Vec<Arc<Pod>> = assignment
+        let condemned: Vec<Arc<CachedPod>> = assignment
             .condemned
             .iter()
             .map(|&i| pods[i].clone())
@@ -645,11 +650,11 @@ impl Pass<'_> {
         &self,
         status: &mut StatefulSetStatus,
         replicas: &[Option<SlotPod>],
-        condemned: &[Arc<Pod>],
+        condemned: &[Arc<CachedPod>],
         current: &str,
         update: &str,
     ) {
-        let existing: Vec<&Pod> = replicas
+        let existing: Vec<&CachedPod> = replicas
             .iter()
             .flatten()
             .filter_map(|s| match s {
@@ -683,7 +688,7 @@ impl Pass<'_> {
         template: &k8s_openapi::api::core::v1::PodTemplateSpec,
         revision_name: &str,
         ordinal: i32,
-    ) -> Pod {
+    ) -> Result<Pod, Error> {
         let meta = template.metadata.clone().unwrap_or_default();
         let mut pod = Pod {
             metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -702,44 +707,48 @@ impl Pass<'_> {
             spec: template.spec.clone(),
             status: None,
         };
-        plan::update_identity(self.set, &mut pod, ordinal, self.pod_index_label);
-        let spec = pod.spec.get_or_insert_with(Default::default);
-        spec.hostname = pod.metadata.name.clone();
-        if let Some(svc) = self
-            .set
-            .spec
-            .service_name
-            .as_ref()
-            .filter(|s| !s.is_empty())
-        {
-            spec.subdomain = Some(svc.clone());
-        }
-        plan::update_storage(self.set, &mut pod, ordinal);
-        pod.metadata
-            .labels
-            .get_or_insert_with(Default::default)
-            .insert(REVISION_LABEL.to_owned(), revision_name.to_owned());
-        let state = if lifecycle::should_transition_pre_normal_to_normal(
-            self.set.spec.lifecycle.as_ref(),
-            &pod,
-        ) {
-            LifecycleState::Normal
-        } else {
-            LifecycleState::PreparingNormal
-        };
-        lifecycle::set_pod_lifecycle(&mut pod, state, self.now);
-        pod
+        // The identity, storage and lifecycle edits are the ones repairs make to cached pods.
+        crate::workload::edit_as_cached(&mut pod, |pod| {
+            plan::update_identity(self.set, pod, ordinal, self.pod_index_label);
+            let spec = pod.spec.get_or_insert_with(Default::default);
+            spec.hostname = pod.metadata.name.clone();
+            if let Some(svc) = self
+                .set
+                .spec
+                .service_name
+                .as_ref()
+                .filter(|s| !s.is_empty())
+            {
+                spec.subdomain = Some(svc.clone());
+            }
+            plan::update_storage(self.set, pod, ordinal);
+            pod.metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(REVISION_LABEL.to_owned(), revision_name.to_owned());
+            let state = if lifecycle::should_transition_pre_normal_to_normal(
+                self.set.spec.lifecycle.as_ref(),
+                pod,
+            ) {
+                LifecycleState::Normal
+            } else {
+                LifecycleState::PreparingNormal
+            };
+            lifecycle::set_pod_lifecycle(pod, state, self.now);
+        })?;
+        Ok(pod)
     }
 
     /// processReplica for a slot whose pod does not exist yet: create it (unless its claims
     /// still belong to a deleted pod of the same name).
     async fn process_new(
         &mut self,
-        pod: &Pod,
+        new: &(Pod, CachedPod),
         monotonic: bool,
         budget: &mut Option<i64>,
         decrease: &impl Fn(&mut Option<i64>) -> bool,
     ) -> (bool, bool, Option<Error>) {
+        let (full, pod) = new;
         let name = pod.name_any();
         if self.auto_delete_pvc {
             let stale = plan::claims_for(self.set, plan::ordinal_of(pod))
@@ -752,7 +761,7 @@ impl Pass<'_> {
                 return (true, false, None);
             }
         }
-        if let Err(e) = self.create_pod(pod).await {
+        if let Err(e) = self.create_pod(full, pod).await {
             self.set_condition(
                 statefulset_condition_type::FAILED_CREATE_POD,
                 format!("StatefulPodControl failed to create Pod error: {e}"),
@@ -771,7 +780,7 @@ impl Pass<'_> {
     /// processReplica for an existing pod.
     async fn process_existing(
         &mut self,
-        pod: &Pod,
+        pod: &CachedPod,
         monotonic: bool,
         budget: &mut Option<i64>,
         decrease: &impl Fn(&mut Option<i64>) -> bool,
@@ -850,10 +859,10 @@ impl Pass<'_> {
 
     /// OpenKruise `CreateStatefulPod`: the pod's claims (from the cache, missing ones
     /// created), the pod, then the claims' owner references for the retention policy.
-    async fn create_pod(&self, pod: &Pod) -> Result<(), Error> {
+    async fn create_pod(&self, full: &Pod, pod: &CachedPod) -> Result<(), Error> {
         let ordinal = plan::ordinal_of(pod);
         self.create_claims(pod, ordinal).await?;
-        let created = self.pod_control().create_pod(pod).await?;
+        let created = self.pod_control().create_pod(full).await?;
         self.state
             .resource_versions
             .expect_object(&created.metadata);
@@ -880,7 +889,7 @@ impl Pass<'_> {
     /// OpenKruise `createPersistentVolumeClaims`: every claim of the pod that the cache does
     /// not show is created (one the API server already has is fine); a claim being deleted is
     /// an error.
-    async fn create_claims(&self, pod: &Pod, ordinal: i32) -> Result<(), Error> {
+    async fn create_claims(&self, pod: &CachedPod, ordinal: i32) -> Result<(), Error> {
         let pod_name = pod.name_any();
         let mut errors = Vec::new();
         for claim in plan::claims_for(self.set, ordinal) {
@@ -929,7 +938,7 @@ impl Pass<'_> {
         }
     }
 
-    fn claims_match_retention(&self, pod: &Pod) -> bool {
+    fn claims_match_retention(&self, pod: &CachedPod) -> bool {
         let scaled_down = !self.range.contains(plan::ordinal_of(pod));
         plan::claims_for(self.set, plan::ordinal_of(pod))
             .iter()
@@ -939,7 +948,7 @@ impl Pass<'_> {
 
     /// OpenKruise `UpdatePodClaimForRetentionPolicy`: rewrites the owner references of the
     /// pod's existing claims the retention policy wants otherwise.
-    async fn fix_claims_retention(&self, pod: &Pod) -> Result<(), Error> {
+    async fn fix_claims_retention(&self, pod: &CachedPod) -> Result<(), Error> {
         let scaled_down = !self.range.contains(plan::ordinal_of(pod));
         for claim in plan::claims_for(self.set, plan::ordinal_of(pod)) {
             let Some(existing) = self.claim(&claim.name_any()) else {
@@ -969,7 +978,7 @@ impl Pass<'_> {
 
     /// OpenKruise `UpdateStatefulPod`: repairs identity (name labels), storage (claim volumes,
     /// creating claims) and claim owner references, writing the pod when any changed.
-    async fn update_stateful_pod(&self, pod: &Pod) -> Result<(), Error> {
+    async fn update_stateful_pod(&self, pod: &CachedPod) -> Result<(), Error> {
         let api = self.pods_api();
         let name = pod.name_any();
         let ordinal = plan::ordinal_of(pod);
@@ -1043,7 +1052,7 @@ impl Pass<'_> {
 
     /// OpenKruise `deletePod`: the preDelete hook moves the pod to `PreparingDelete` instead.
     /// Returns `(modified, actually deleting)`.
-    async fn delete_pod(&self, pod: &Pod) -> Result<(bool, bool), Error> {
+    async fn delete_pod(&self, pod: &CachedPod) -> Result<(bool, bool), Error> {
         let hook = self
             .set
             .spec
@@ -1074,7 +1083,7 @@ impl Pass<'_> {
 
     async fn refresh(
         &self,
-        pod: &Pod,
+        pod: &CachedPod,
         update_name: &str,
     ) -> Result<(bool, Option<Duration>), Error> {
         Ok(self
@@ -1087,7 +1096,10 @@ impl Pass<'_> {
     // Claim expansion (OpenKruise statefulset_resize_pvc.go)
 
     /// The pod's claims the cache shows (not being deleted), with their templates.
-    fn pod_claims(&self, pod: &Pod) -> Vec<(Arc<PersistentVolumeClaim>, PersistentVolumeClaim)> {
+    fn pod_claims(
+        &self,
+        pod: &CachedPod,
+    ) -> Vec<(Arc<PersistentVolumeClaim>, PersistentVolumeClaim)> {
         let ordinal = plan::ordinal_of(pod);
         self.set
             .spec
@@ -1114,7 +1126,7 @@ impl Pass<'_> {
     /// to the template's resources (its StorageClass must allow expansion) and marked
     /// `apps.kruise.io/owned-by-asts`; a claim that differs in more than size is an error the
     /// user resolves by deleting it.
-    async fn expand_claims(&self, pod: &Pod) -> Result<(), Error> {
+    async fn expand_claims(&self, pod: &CachedPod) -> Result<(), Error> {
         let pod_name = pod.name_any();
         for (claim, template) in self.pod_claims(pod) {
             let name = claim.name_any();
@@ -1210,7 +1222,7 @@ impl Pass<'_> {
     async fn rolling_update(
         &mut self,
         mut status: StatefulSetStatus,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<CachedPod>],
         revisions: &[Arc<ControllerRevision>],
         replicas: &[Option<SlotPod>],
         current_rev: &ControllerRevision,
@@ -1311,7 +1323,7 @@ impl Pass<'_> {
             unavailable.insert(name);
         }
 
-        let slots: Vec<Option<&Pod>> = replicas
+        let slots: Vec<Option<&CachedPod>> = replicas
             .iter()
             .map(|e| e.as_ref().map(SlotPod::pod))
             .collect();
@@ -1374,7 +1386,7 @@ impl Pass<'_> {
     /// held for the inPlaceUpdate hook), `Ok(false)` when it must be recreated.
     async fn in_place_update(
         &mut self,
-        pod: &Pod,
+        pod: &CachedPod,
         revisions: &[Arc<ControllerRevision>],
         update_rev: &ControllerRevision,
     ) -> Result<bool, Error> {

@@ -1,4 +1,5 @@
 use super::*;
+use kruise_api::pod::CachedPod;
 use serde_json::json;
 
 fn node(name: &str, labels: serde_json::Value, taints: serde_json::Value) -> Node {
@@ -14,7 +15,7 @@ fn spec(v: serde_json::Value) -> PodSpec {
     s
 }
 
-fn pod(name: &str, hash: &str, node: &str, ready: bool, created: &str) -> Pod {
+fn pod(name: &str, hash: &str, node: &str, ready: bool, created: &str) -> CachedPod {
     serde_json::from_value(json!({
         "metadata": {"name": name, "labels": {HASH_LABEL: hash}, "creationTimestamp": created},
         "spec": {"nodeName": node, "containers": []},
@@ -143,8 +144,8 @@ fn pods_are_bound_by_affinity_and_found_again() {
             .preferred_during_scheduling_ignored_during_execution
             .is_some()
     );
-    let p = Pod {
-        spec: Some(s),
+    let p = CachedPod {
+        spec: Some((&s).into()),
         ..Default::default()
     };
     assert_eq!(target_node(&p).as_deref(), Some("n1"));
@@ -227,7 +228,7 @@ fn rollout_visits_nodes_by_descending_name_within_partition() {
     let p1 = pod("p1", "old", "n1", true, "2026-01-01T00:00:00Z");
     let p2 = pod("p2", "old", "n2", true, "2026-01-01T00:00:00Z");
     let p3 = pod("p3", "old", "n3", true, "2026-01-01T00:00:00Z");
-    let mut map: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+    let mut map: BTreeMap<String, Vec<&CachedPod>> = BTreeMap::new();
     map.insert("n1".into(), vec![&p1]);
     map.insert("n2".into(), vec![&p2]);
     map.insert("n3".into(), vec![&p3]);
@@ -263,7 +264,7 @@ fn status_counts_the_oldest_pod_per_node() {
     let a = pod("a", "h", "n1", true, "2026-01-01T00:00:00Z");
     let b = pod("b", "old", "n2", false, "2026-01-01T00:00:00Z");
     let c = pod("c", "h", "n3", true, "2026-01-01T00:00:00Z");
-    let mut map: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+    let mut map: BTreeMap<String, Vec<&CachedPod>> = BTreeMap::new();
     map.insert("n1".into(), vec![&a]);
     map.insert("n2".into(), vec![&b]);
     map.insert("n3".into(), vec![&c]);

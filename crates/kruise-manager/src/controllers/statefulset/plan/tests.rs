@@ -1,5 +1,6 @@
 use super::*;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kruise_api::pod::CachedPod;
 use serde_json::json;
 
 fn set(spec: serde_json::Value) -> StatefulSet {
@@ -14,7 +15,7 @@ fn set(spec: serde_json::Value) -> StatefulSet {
     serde_json::from_value(v).unwrap()
 }
 
-fn pod(name: &str, rev: &str) -> Pod {
+fn pod(name: &str, rev: &str) -> CachedPod {
     serde_json::from_value(json!({
         "metadata": {"name": name, "namespace": "ns", "uid": format!("{name}-uid"),
                      "labels": {"controller-revision-hash": rev}},
@@ -40,7 +41,7 @@ fn pods_go_to_their_slots_or_are_condemned_highest_first() {
         pod("web-5", "r"),
         pod("web-9", "r"),
     ];
-    let refs: Vec<&Pod> = pods.iter().collect();
+    let refs: Vec<&CachedPod> = pods.iter().collect();
     let a = assign(&refs, &range);
     assert_eq!(a.slots, vec![Some(0), None, None, Some(2)]);
     assert_eq!(a.condemned, vec![4, 3, 1]);
@@ -185,7 +186,7 @@ fn identity_and_storage_are_checked_and_repaired() {
     update_identity(&s, &mut p, 0, true);
     assert!(identity_matches(&s, &p));
     assert_eq!(p.metadata.labels.as_ref().unwrap()[POD_INDEX_LABEL], "0");
-    p.spec = s.spec.template.spec.clone();
+    p.spec = s.spec.template.spec.as_ref().map(Into::into);
     assert!(!storage_matches(&s, &p));
     update_storage(&s, &mut p, 0);
     assert!(storage_matches(&s, &p));
@@ -251,7 +252,7 @@ fn status_counts_and_rollout_completion() {
     terminating.metadata.deletion_timestamp =
         Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now()));
     let pods = [pod("web-0", "new"), pod("web-1", "old"), terminating];
-    let refs: Vec<&Pod> = pods.iter().collect();
+    let refs: Vec<&CachedPod> = pods.iter().collect();
     let mut st = StatefulSetStatus::default();
     count_replicas(&mut st, &refs, 0, "old", "new", now());
     assert_eq!(
