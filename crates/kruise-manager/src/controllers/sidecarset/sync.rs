@@ -273,7 +273,8 @@ async fn update_pods(
 
 /// OpenKruise `updatePodSidecarAndHash`: on a fresh read of the pod, the sidecar images and
 /// hash annotations moved to the SidecarSet's, the injected list filled in when missing, the
-/// pod metadata patched; written with conflicts retried; then `SidecarSetUpgradable` True.
+/// pod metadata patched; written as a JSON patch bound to the read's resourceVersion
+/// (`workload::update_pod`), conflicts retried; then `SidecarSetUpgradable` True.
 async fn upgrade_pod(
     s: &SidecarSet,
     ctx: &Context,
