@@ -119,13 +119,24 @@ pub fn pod_update_patch(
             "spec": serde_json::to_value(&p.spec)?,
         }))
     };
+    bound_diff(base, &doc(base)?, &doc(updated)?)
+}
+
+/// The JSON patch from `before` to `after`, after an operation setting
+/// `metadata.resourceVersion` to `base`'s: the API server answers 409 Conflict when the pod
+/// changed since `base` was read (a PUT's optimistic concurrency).
+fn bound_diff(
+    base: &CachedPod,
+    before: &serde_json::Value,
+    after: &serde_json::Value,
+) -> Result<json_patch::Patch, serde_json::Error> {
     let mut ops = Vec::new();
     if let Some(rv) = &base.metadata.resource_version {
         ops.push(serde_json::from_value(serde_json::json!(
             {"op": "replace", "path": "/metadata/resourceVersion", "value": rv}
         ))?);
     }
-    ops.extend(json_patch::diff(&doc(base)?, &doc(updated)?).0);
+    ops.extend(json_patch::diff(before, after).0);
     Ok(json_patch::Patch(ops))
 }
 
@@ -194,20 +205,11 @@ pub async fn update_pod_status(
     updated: &CachedPod,
 ) -> Result<CachedPod, kube::Error> {
     let doc = |p: &CachedPod| serde_json::json!({ "status": p.status });
-    let mut ops = Vec::new();
-    if let Some(rv) = &base.metadata.resource_version {
-        ops.push(
-            serde_json::from_value(serde_json::json!(
-                {"op": "replace", "path": "/metadata/resourceVersion", "value": rv}
-            ))
-            .map_err(kube::Error::SerdeError)?,
-        );
-    }
-    ops.extend(json_patch::diff(&doc(base), &doc(updated)).0);
+    let patch = bound_diff(base, &doc(base), &doc(updated)).map_err(kube::Error::SerdeError)?;
     api.patch_status(
         &base.name_any(),
         &PatchParams::default(),
-        &Patch::Json::<()>(json_patch::Patch(ops)),
+        &Patch::Json::<()>(patch),
     )
     .await
 }
