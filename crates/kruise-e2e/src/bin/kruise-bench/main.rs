@@ -1547,6 +1547,9 @@ async fn scale_run(
         manager.pid,
         manager.log.display()
     );
+    // Its webhooks must answer before the first CloneSet is created: a webhook configuration
+    // left by an earlier run (failure policy Fail) points at this port already.
+    wait_ready(http, &mut manager, timeout).await?;
     let created: Vec<Result<DynamicObject, kube::Error>> = futures::stream::iter(names.iter())
         .map(|name| {
             let api = cs_api.clone();
