@@ -554,16 +554,73 @@ fn initial_list_flag_values() {
 }
 
 #[test]
-fn index_keys_carry_no_extra_and_find_the_store_entry() {
-    use kube::runtime::reflector::ObjectRef;
-    let set: CloneSet = serde_json::from_value(cloneset()).unwrap();
-    let key = crate::cache::index_key(&set);
-    assert_eq!(key.extra.resource_version, None);
-    assert_eq!(key.extra.uid, None);
-    let full = ObjectRef::from_obj(&set);
-    assert!(full.extra.uid.is_some());
-    assert_eq!(key, full);
-    let mut map = std::collections::HashMap::new();
-    map.insert(full, 1);
-    assert_eq!(map.get(&key), Some(&1));
+fn indexes_hold_the_stored_objects_and_follow_their_changes() {
+    use crate::cache::Indexes;
+    let pod = |node: Option<&str>, owner: &str| -> Arc<Pod> {
+        Arc::new(
+            serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "a", "namespace": "ns1", "uid": "u-a",
+                    "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1",
+                        "kind": "CloneSet", "name": "web", "uid": owner, "controller": true}]},
+                "spec": {"containers": [{"name": "c", "image": "i"}], "nodeName": node}}))
+            .unwrap(),
+        )
+    };
+    let get = |idx: &Indexes<Pod>, index: fn(&Indexes<Pod>) -> &super::Index<Pod>, key: &str| {
+        index(idx)
+            .get(key)
+            .map(|set| set.iter().map(|e| e.0.clone()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let mut idx = Indexes::<Pod>::default();
+    let first = pod(None, "cs-1");
+    idx.add(&first);
+    let found = get(&idx, |i| &i.by_owner, "cs-1");
+    assert_eq!(found.len(), 1);
+    assert!(
+        Arc::ptr_eq(&found[0], &first),
+        "the index answers with the stored Arc"
+    );
+    assert!(get(&idx, |i| &i.by_node, "n1").is_empty(), "unscheduled");
+
+    // The pod is scheduled and adopted by another owner: the watch's update replaces it.
+    let second = pod(Some("n1"), "cs-2");
+    idx.remove(&first);
+    idx.add(&second);
+    assert!(get(&idx, |i| &i.by_owner, "cs-1").is_empty());
+    assert!(!idx.by_owner.contains_key("cs-1"), "empty keys are dropped");
+    assert!(Arc::ptr_eq(&get(&idx, |i| &i.by_owner, "cs-2")[0], &second));
+    assert!(Arc::ptr_eq(&get(&idx, |i| &i.by_node, "n1")[0], &second));
+    let in_ns = get(&idx, |i| &i.by_namespace, "ns1");
+    assert_eq!(in_ns.len(), 1, "one entry per object, not one per version");
+    assert!(Arc::ptr_eq(&in_ns[0], &second));
+
+    // Removing by any version of the object (same namespace and name) removes it.
+    idx.remove(&pod(Some("n1"), "cs-2"));
+    assert!(idx.by_owner.is_empty() && idx.by_namespace.is_empty() && idx.by_node.is_empty());
+}
+
+#[tokio::test]
+async fn index_lookups_answer_with_the_stores_objects() {
+    let api = ScriptedApi::new();
+    api.list(
+        PODS,
+        ListReply::Now(vec![json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "a", "namespace": "ns1", "uid": "u-a", "resourceVersion": "3"},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "nodeName": "n1"}})]),
+    );
+    let ctx = context(&api, Duration::from_secs(5));
+    let pods = ctx.cache.informer::<Pod>();
+    crate::cache::wait_for_cache_sync(&[pods.synced()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    let stored = pods
+        .store()
+        .get(&kube::runtime::reflector::ObjectRef::new("a").within("ns1"))
+        .unwrap();
+    for found in [pods.in_namespace("ns1"), pods.on_node("n1")] {
+        assert_eq!(found.len(), 1);
+        assert!(Arc::ptr_eq(&found[0], &stored));
+    }
+    ctx.shutdown.cancel();
 }
