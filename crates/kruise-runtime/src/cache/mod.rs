@@ -224,14 +224,15 @@ impl<K: Cached> Indexes<K> {
         ]
     }
 
-    /// Indexes `obj`, the store's `Arc` of it: lookups answer with that `Arc`.
+    /// Indexes `obj`, the store's `Arc` of it: lookups answer with that `Arc`. An entry of the
+    /// same object (namespace and name) already under a key is replaced, not kept.
     fn add(&mut self, obj: &Arc<K>) {
         for (index, key) in Self::keys(obj) {
             if let Some(key) = key {
                 index(self)
                     .entry(key.to_owned())
                     .or_default()
-                    .insert(Entry(obj.clone()));
+                    .replace(Entry(obj.clone()));
             }
         }
     }

@@ -595,6 +595,13 @@ fn indexes_hold_the_stored_objects_and_follow_their_changes() {
     assert_eq!(in_ns.len(), 1, "one entry per object, not one per version");
     assert!(Arc::ptr_eq(&in_ns[0], &second));
 
+    // Indexing a newer version under the same keys replaces the entry.
+    let third = pod(Some("n1"), "cs-2");
+    idx.add(&third);
+    let on_node = get(&idx, |i| &i.by_node, "n1");
+    assert_eq!(on_node.len(), 1);
+    assert!(Arc::ptr_eq(&on_node[0], &third), "the newest Arc answers");
+
     // Removing by any version of the object (same namespace and name) removes it.
     idx.remove(&pod(Some("n1"), "cs-2"));
     assert!(idx.by_owner.is_empty() && idx.by_namespace.is_empty() && idx.by_node.is_empty());
