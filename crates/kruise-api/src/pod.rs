@@ -149,6 +149,18 @@ pub struct CachedContainerStatus {
     pub restart_count: i32,
 }
 
+/// What the shared cache keeps of a pod's volumes (kruise-runtime's `slim`): only those backed by
+/// a `persistentVolumeClaim` (`None` when none is left; the list is shrunk to its length).
+pub fn keep_claim_volumes(volumes: &mut Option<Vec<Volume>>) {
+    if let Some(mut list) = volumes.take() {
+        list.retain(|v| v.persistent_volume_claim.is_some());
+        if !list.is_empty() {
+            list.shrink_to_fit();
+            *volumes = Some(list);
+        }
+    }
+}
+
 /// How a cached pod's metadata is decoded: every `ObjectMeta` field as k8s-openapi decodes it
 /// but `metadata.managedFields` (server-side-apply bookkeeping, about 2 KB of nested JSON maps
 /// per pod, which nothing in kruise-rs reads), which is skipped without being allocated, as

@@ -96,20 +96,6 @@ fn measure<T>(
     Ok(())
 }
 
-/// What the shared cache keeps of a decoded pod's volumes: the claims (kruise-runtime's slim).
-fn keep_claims(p: &mut CachedPod) {
-    if let Some(spec) = p.spec.as_mut() {
-        spec.volumes = spec
-            .volumes
-            .take()
-            .map(|mut v| {
-                v.retain(|v| v.persistent_volume_claim.is_some());
-                v
-            })
-            .filter(|v| !v.is_empty());
-    }
-}
-
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let path = args
@@ -149,7 +135,9 @@ fn run() -> Result<(), String> {
         &texts,
         |t| {
             let mut p = serde_json::from_slice::<CachedPod>(t).map_err(err)?;
-            keep_claims(&mut p);
+            if let Some(spec) = p.spec.as_mut() {
+                kruise_api::pod::keep_claim_volumes(&mut spec.volumes);
+            }
             Ok(p.clone())
         },
     )?;

@@ -383,7 +383,7 @@ pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
     } else if let Some(pod) = any.downcast_mut::<kruise_api::pod::CachedPod>() {
         // The type holds only the fields kruise-rs reads; of the volumes, the claims are.
         if let Some(spec) = pod.spec.as_mut() {
-            keep_claim_volumes(&mut spec.volumes);
+            kruise_api::pod::keep_claim_volumes(&mut spec.volumes);
         }
     } else if let Some(node) = any.downcast_mut::<k8s_openapi::api::core::v1::Node>() {
         // Nothing reads a node's status (the DaemonSet controller reads names, labels and
@@ -404,18 +404,7 @@ pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
 /// volumes must read the pod from the API server first.
 fn slim_pod_volumes(pod: &mut k8s_openapi::api::core::v1::Pod) {
     if let Some(spec) = pod.spec.as_mut() {
-        keep_claim_volumes(&mut spec.volumes);
-    }
-}
-
-/// [`slim_pod_volumes`] of one volume list: only the `persistentVolumeClaim` ones stay.
-fn keep_claim_volumes(volumes: &mut Option<Vec<k8s_openapi::api::core::v1::Volume>>) {
-    if let Some(mut list) = volumes.take() {
-        list.retain(|v| v.persistent_volume_claim.is_some());
-        if !list.is_empty() {
-            list.shrink_to_fit();
-            *volumes = Some(list);
-        }
+        kruise_api::pod::keep_claim_volumes(&mut spec.volumes);
     }
 }
 
