@@ -11,8 +11,9 @@
 //! It decodes straight from the API server's pod JSON (unknown fields are skipped without being
 //! allocated) and serializes to the same JSON for the fields it has, so a JSON patch computed
 //! between two `CachedPod`s (kruise-manager's `workload::update_pod`) applies to the full pod
-//! and leaves every field it does not hold untouched. Sub-objects that are kept are kept whole
-//! as k8s-openapi types (`EnvVar`, `ResourceRequirements`, `PodCondition`, …): a patch never
+//! and leaves every field it does not hold untouched. Sub-objects that are kept are kept whole,
+//! as k8s-openapi types (`EnvVar`, `ResourceRequirements`, …) or, for conditions, as
+//! [`CachedPodCondition`] (every `PodCondition` field, short texts as [`Word`]s): a patch never
 //! replaces one with a partial copy.
 //!
 //! It is the Kubernetes `v1/Pod` kind (`Resource` with group `""`, version `v1`, plural
@@ -22,8 +23,9 @@ use k8s_openapi::api::core::v1::{
     Affinity, Container, ContainerStatus, EnvVar, Pod, PodCondition, PodReadinessGate, PodSpec,
     PodStatus, ResourceRequirements, Volume, VolumeMount,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// A pod as cached: metadata whole (without `managedFields`, which the cache drops), the spec
 /// and status fields kruise-rs reads.
@@ -68,8 +70,9 @@ pub struct CachedPodSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volumes: Option<Vec<Volume>>,
     /// `spec.affinity` (the DaemonSet controller reads a pending pod's target node from it).
+    /// Boxed: most pods have none, and an unset `Affinity` inline is 144 bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub affinity: Option<Affinity>,
+    pub affinity: Option<Box<Affinity>>,
 }
 
 /// The container fields kruise-rs reads (names and JSON as `Container`'s).
@@ -99,9 +102,9 @@ pub struct CachedContainer {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CachedPodStatus {
-    /// `phase`.
+    /// `phase` (the five phases are held without an allocation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub phase: Option<Word>,
     /// `reason`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -111,9 +114,9 @@ pub struct CachedPodStatus {
     /// `observedGeneration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// `conditions`, whole.
+    /// `conditions`, whole (every `PodCondition` field, in a smaller struct).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<PodCondition>>,
+    pub conditions: Option<Vec<CachedPodCondition>>,
     /// `containerStatuses`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_statuses: Option<Vec<CachedContainerStatus>>,
@@ -147,6 +150,284 @@ pub struct CachedContainerStatus {
     /// `restartCount`.
     #[serde(default)]
     pub restart_count: i32,
+}
+
+/// A pod condition as cached: every field of `PodCondition`, with its JSON, in 128 bytes
+/// instead of 160 plus two heap strings — `type` and `status` are [`Word`]s (no allocation for
+/// the values Kubernetes and OpenKruise write), `reason` and `message` boxed strings. Kept whole,
+/// so a JSON patch computed between two cached pods never replaces a condition with a partial
+/// copy. Convert with `From` both ways (constructors build a `PodCondition` and convert).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedPodCondition {
+    /// `lastProbeTime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_probe_time: Option<Time>,
+    /// `lastTransitionTime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+    /// `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Box<str>>,
+    /// `observedGeneration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Box<str>>,
+    /// `status` (`True`, `False`, `Unknown`; OpenKruise also writes `""`).
+    #[serde(default)]
+    pub status: Word,
+    /// `type`.
+    #[serde(default, rename = "type")]
+    pub type_: Word,
+}
+
+impl From<&PodCondition> for CachedPodCondition {
+    fn from(c: &PodCondition) -> Self {
+        Self {
+            last_probe_time: c.last_probe_time.clone(),
+            last_transition_time: c.last_transition_time.clone(),
+            message: c.message.as_deref().map(Box::from),
+            observed_generation: c.observed_generation,
+            reason: c.reason.as_deref().map(Box::from),
+            status: Word::from(c.status.as_str()),
+            type_: Word::from(c.type_.as_str()),
+        }
+    }
+}
+
+impl From<PodCondition> for CachedPodCondition {
+    fn from(c: PodCondition) -> Self {
+        Self::from(&c)
+    }
+}
+
+impl From<&CachedPodCondition> for PodCondition {
+    fn from(c: &CachedPodCondition) -> Self {
+        Self {
+            last_probe_time: c.last_probe_time.clone(),
+            last_transition_time: c.last_transition_time.clone(),
+            message: c.message.as_deref().map(String::from),
+            observed_generation: c.observed_generation,
+            reason: c.reason.as_deref().map(String::from),
+            status: c.status.to_string(),
+            type_: c.type_.to_string(),
+        }
+    }
+}
+
+impl From<CachedPodCondition> for PodCondition {
+    fn from(c: CachedPodCondition) -> Self {
+        Self::from(&c)
+    }
+}
+
+/// A short status string of a cached pod: a condition's `type` or `status`, the pod's `phase`.
+/// One of [`Word::KNOWN`] (what Kubernetes and OpenKruise write) is held as its index, without an
+/// allocation; any other text as a boxed string. 16 bytes, against a `String`'s 24 bytes plus a
+/// 32-byte heap chunk. It reads as a `&str` (`Deref`), compares with `str`, `&str` and `String`,
+/// and prints, hashes, orders and serializes as its text.
+#[derive(Clone)]
+pub struct Word(WordRepr);
+
+#[derive(Clone)]
+enum WordRepr {
+    Known(u8),
+    Other(Box<str>),
+}
+
+impl Word {
+    /// The texts held without an allocation: condition statuses (and OpenKruise's empty one),
+    /// pod phases, and the condition types of Kubernetes and OpenKruise.
+    pub const KNOWN: [&'static str; 22] = [
+        "",
+        "True",
+        "False",
+        "Unknown",
+        "Pending",
+        "Running",
+        "Succeeded",
+        "Failed",
+        "PodScheduled",
+        "Initialized",
+        "ContainersReady",
+        "Ready",
+        "PodReadyToStartContainers",
+        "DisruptionTarget",
+        "PodResizePending",
+        "PodResizeInProgress",
+        "InPlaceUpdateReady",
+        "KruisePodReady",
+        "SidecarSetUpgradable",
+        "ContainersPriorityReady",
+        "PodPreparingUpdate",
+        "PodUpdated",
+    ];
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            WordRepr::Known(i) => Self::KNOWN[usize::from(*i)],
+            WordRepr::Other(s) => s,
+        }
+    }
+
+    fn known(s: &str) -> Option<Self> {
+        Self::KNOWN
+            .iter()
+            .position(|k| *k == s)
+            .and_then(|i| u8::try_from(i).ok())
+            .map(|i| Self(WordRepr::Known(i)))
+    }
+}
+
+impl Default for Word {
+    fn default() -> Self {
+        Self(WordRepr::Known(0))
+    }
+}
+
+impl From<&str> for Word {
+    fn from(s: &str) -> Self {
+        Self::known(s).unwrap_or_else(|| Self(WordRepr::Other(Box::from(s))))
+    }
+}
+
+impl From<String> for Word {
+    fn from(s: String) -> Self {
+        Self::known(&s).unwrap_or_else(|| Self(WordRepr::Other(s.into_boxed_str())))
+    }
+}
+
+impl From<&Word> for String {
+    fn from(w: &Word) -> Self {
+        w.as_str().to_owned()
+    }
+}
+
+impl From<Word> for String {
+    fn from(w: Word) -> Self {
+        w.as_str().to_owned()
+    }
+}
+
+impl std::ops::Deref for Word {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Word {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Word {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Display for Word {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Word {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq for Word {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Word {}
+
+impl std::hash::Hash for Word {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for Word {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Word {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialEq<str> for Word {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Word {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Word {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<Word> for str {
+    fn eq(&self, other: &Word) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Word> for &str {
+    fn eq(&self, other: &Word) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<Word> for String {
+    fn eq(&self, other: &Word) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for Word {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Word {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Word;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Word, E> {
+                Ok(Word::from(v))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Word, E> {
+                Ok(Word::from(v))
+            }
+        }
+        d.deserialize_str(Visitor)
+    }
 }
 
 /// What the shared cache keeps of a pod's volumes (kruise-runtime's `slim`): only those backed by
@@ -290,7 +571,7 @@ impl From<&PodSpec> for CachedPodSpec {
             subdomain: s.subdomain.clone(),
             readiness_gates: s.readiness_gates.clone(),
             volumes: s.volumes.clone(),
-            affinity: s.affinity.clone(),
+            affinity: s.affinity.clone().map(Box::new),
         }
     }
 }
@@ -299,11 +580,14 @@ impl From<&PodStatus> for CachedPodStatus {
     fn from(s: &PodStatus) -> Self {
         let statuses = |v: &[ContainerStatus]| v.iter().map(CachedContainerStatus::from).collect();
         Self {
-            phase: s.phase.clone(),
+            phase: s.phase.as_deref().map(Word::from),
             reason: s.reason.clone(),
             message: s.message.clone(),
             observed_generation: s.observed_generation,
-            conditions: s.conditions.clone(),
+            conditions: s
+                .conditions
+                .as_deref()
+                .map(|v| v.iter().map(CachedPodCondition::from).collect()),
             container_statuses: s.container_statuses.as_deref().map(statuses),
             init_container_statuses: s.init_container_statuses.as_deref().map(statuses),
         }
@@ -490,5 +774,58 @@ mod tests {
             assert_eq!(v.image(), Some("i:1"));
             assert_eq!(v.env().len(), 1);
         }
+    }
+
+    #[test]
+    fn words_hold_known_texts_inline_and_compare_as_text() {
+        assert_eq!(std::mem::size_of::<Word>(), 16);
+        for k in Word::KNOWN {
+            let w = Word::from(k);
+            assert!(matches!(w.0, WordRepr::Known(_)), "{k:?} allocated");
+            assert_eq!(w.as_str(), k);
+            assert_eq!(Word::from(k.to_string()), w);
+        }
+        let other = Word::from("MyGate");
+        assert!(matches!(other.0, WordRepr::Other(_)));
+        assert_eq!(other, "MyGate");
+        assert_eq!("MyGate", other);
+        assert_eq!(other, String::from("MyGate"));
+        assert_ne!(other, Word::from("True"));
+        assert_eq!(other.to_string(), "MyGate");
+        assert_eq!(format!("{other:?}"), "\"MyGate\"");
+        assert_eq!(Word::default(), "");
+        // Hash and Borrow agree with str: a set of words is searched by text.
+        let set: std::collections::HashSet<Word> =
+            ["Ready".into(), "MyGate".into()].into_iter().collect();
+        assert!(set.contains("MyGate") && set.contains("Ready") && !set.contains("True"));
+        let mut sorted = vec![Word::from("b"), Word::from("True"), Word::from("a")];
+        sorted.sort();
+        assert_eq!(sorted, ["True", "a", "b"]);
+    }
+
+    #[test]
+    fn cached_conditions_have_pod_conditions_json_in_fewer_bytes() {
+        assert!(
+            std::mem::size_of::<CachedPodCondition>() <= 128,
+            "{}",
+            std::mem::size_of::<CachedPodCondition>()
+        );
+        let full = json!({"type": "KruisePodReady", "status": "False", "reason": "R",
+            "message": "[\"m\"]", "observedGeneration": 3,
+            "lastProbeTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2026-01-02T00:00:00Z"});
+        let minimal = json!({"type": "MyGate", "status": ""});
+        for v in [full, minimal] {
+            let c: CachedPodCondition = serde_json::from_value(v.clone()).unwrap();
+            let p: PodCondition = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&c).unwrap(), v);
+            assert_eq!(serde_json::to_value(&p).unwrap(), v);
+            assert_eq!(CachedPodCondition::from(&p), c);
+            assert_eq!(PodCondition::from(&c), p);
+        }
+        let c: CachedPodCondition =
+            serde_json::from_value(json!({"type": "Ready", "status": "True", "reason": null}))
+                .unwrap();
+        assert!(c.reason.is_none() && c.type_ == "Ready" && c.status == "True");
+        assert!(serde_json::from_value::<CachedPodCondition>(json!({"type": 1})).is_err());
     }
 }

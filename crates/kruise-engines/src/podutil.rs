@@ -8,7 +8,7 @@
 
 use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kruise_api::pod::{CachedContainer, CachedContainerStatus, CachedPod};
+use kruise_api::pod::{CachedContainer, CachedContainerStatus, CachedPod, CachedPodCondition};
 
 /// Pod condition type `Ready`.
 pub const POD_READY: &str = "Ready";
@@ -41,7 +41,7 @@ pub fn phase(pod: &CachedPod) -> &str {
 }
 
 /// The pod's conditions (empty when there is no status).
-pub fn conditions(pod: &CachedPod) -> &[PodCondition] {
+pub fn conditions(pod: &CachedPod) -> &[CachedPodCondition] {
     pod.status
         .as_ref()
         .and_then(|s| s.conditions.as_deref())
@@ -49,7 +49,7 @@ pub fn conditions(pod: &CachedPod) -> &[PodCondition] {
 }
 
 /// The first condition of type `type_`, if any.
-pub fn get_condition<'a>(pod: &'a CachedPod, type_: &str) -> Option<&'a PodCondition> {
+pub fn get_condition<'a>(pod: &'a CachedPod, type_: &str) -> Option<&'a CachedPodCondition> {
     conditions(pod).iter().find(|c| c.type_ == type_)
 }
 
@@ -61,7 +61,8 @@ pub fn is_condition_true(pod: &CachedPod, type_: &str) -> bool {
 /// Sets a condition the way OpenKruise's `util.SetPodCondition` does: a missing condition is
 /// appended; an existing condition of the same type is replaced **only when its status differs**
 /// (a same-status condition keeps its reason, message and times). Returns whether the pod changed.
-pub fn set_condition(pod: &mut CachedPod, condition: PodCondition) -> bool {
+pub fn set_condition(pod: &mut CachedPod, condition: impl Into<CachedPodCondition>) -> bool {
+    let condition = condition.into();
     let conds = pod
         .status
         .get_or_insert_with(Default::default)
@@ -82,7 +83,11 @@ pub fn set_condition(pod: &mut CachedPod, condition: PodCondition) -> bool {
 
 /// Sets a condition, also replacing an existing same-status condition whose message differs
 /// (OpenKruise `util.SetPodConditionIfMsgChanged`). Returns whether the pod changed.
-pub fn set_condition_if_msg_changed(pod: &mut CachedPod, condition: PodCondition) -> bool {
+pub fn set_condition_if_msg_changed(
+    pod: &mut CachedPod,
+    condition: impl Into<CachedPodCondition>,
+) -> bool {
+    let condition = condition.into();
     let conds = pod
         .status
         .get_or_insert_with(Default::default)
@@ -302,7 +307,7 @@ mod tests {
         CachedPod {
             status: Some(CachedPodStatus {
                 phase: Some(phase.into()),
-                conditions: Some(conds),
+                conditions: Some(conds.into_iter().map(Into::into).collect()),
                 ..Default::default()
             }),
             ..Default::default()

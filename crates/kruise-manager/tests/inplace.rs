@@ -123,7 +123,7 @@ fn image(p: &CachedPod, c: &str) -> String {
 }
 
 fn condition_status(p: &CachedPod, t: &str) -> Option<String> {
-    podutil::get_condition(p, t).map(|c| c.status.clone())
+    podutil::get_condition(p, t).map(|c| c.status.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

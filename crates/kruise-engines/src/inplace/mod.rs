@@ -52,7 +52,7 @@ use kruise_api::apps::common::{
     InPlaceUpdateState, RuntimeContainerMetaSet,
 };
 use kruise_api::keys;
-use kruise_api::pod::{CachedPod, ContainerView};
+use kruise_api::pod::{CachedPod, CachedPodCondition, ContainerView};
 use serde_json::{Value, json};
 
 use crate::podutil;
@@ -246,7 +246,7 @@ pub fn has_readiness_gate(pod: &CachedPod) -> bool {
 }
 
 /// The pod's `InPlaceUpdateReady` condition (OpenKruise `inplaceupdate.GetCondition`).
-pub fn get_condition(pod: &CachedPod) -> Option<&PodCondition> {
+pub fn get_condition(pod: &CachedPod) -> Option<&CachedPodCondition> {
     podutil::get_condition(pod, IN_PLACE_UPDATE_READY)
 }
 
@@ -287,7 +287,7 @@ pub fn set_in_place_update_condition(
 
 /// A condition as a strategic-merge-patch list item: every field present, `null` for the unset
 /// ones, so that the stored condition ends up exactly equal to `c`.
-fn condition_patch_item(c: &PodCondition) -> Value {
+fn condition_patch_item(c: &CachedPodCondition) -> Value {
     json!({
         "type": c.type_,
         "status": c.status,

@@ -110,17 +110,17 @@ fn running_pod(containers: &[(&str, &str, &str)]) -> CachedPod {
         status: Some(CachedPodStatus {
             phase: Some("Running".into()),
             conditions: Some(vec![
-                PodCondition {
+                CachedPodCondition {
                     type_: "Ready".into(),
                     status: "True".into(),
                     ..Default::default()
                 },
-                PodCondition {
+                CachedPodCondition {
                     type_: "ContainersReady".into(),
                     status: "True".into(),
                     ..Default::default()
                 },
-                PodCondition {
+                CachedPodCondition {
                     type_: IN_PLACE_UPDATE_READY.into(),
                     status: "True".into(),
                     ..Default::default()

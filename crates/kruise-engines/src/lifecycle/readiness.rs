@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::keys;
-use kruise_api::pod::CachedPod;
+use kruise_api::pod::{CachedPod, CachedPodCondition};
 use serde::{Deserialize, Serialize};
 
 use crate::podutil;
@@ -75,11 +75,11 @@ pub fn contains_readiness_gate(pod: &CachedPod) -> bool {
 }
 
 /// The pod's `KruisePodReady` condition, if any.
-pub fn readiness_condition(pod: &CachedPod) -> Option<&PodCondition> {
+pub fn readiness_condition(pod: &CachedPod) -> Option<&CachedPodCondition> {
     podutil::get_condition(pod, keys::KRUISE_POD_READY)
 }
 
-fn readiness_condition_mut(pod: &mut CachedPod) -> Option<&mut PodCondition> {
+fn readiness_condition_mut(pod: &mut CachedPod) -> Option<&mut CachedPodCondition> {
     pod.status
         .as_mut()?
         .conditions
@@ -131,7 +131,7 @@ pub fn add_not_ready_key(pod: &mut CachedPod, msg: &NotReadyMessage, now: Timest
                 .get_or_insert_with(Default::default)
                 .conditions
                 .get_or_insert_with(Vec::new)
-                .push(condition);
+                .push(condition.into());
         }
         Some(condition) => {
             let mut messages = parse_messages(condition.message.as_deref().unwrap_or_default());
@@ -139,8 +139,8 @@ pub fn add_not_ready_key(pod: &mut CachedPod, msg: &NotReadyMessage, now: Timest
                 return false;
             }
             messages.push(msg.clone());
-            condition.status = podutil::CONDITION_FALSE.to_owned();
-            condition.message = Some(dump_messages(&mut messages));
+            condition.status = podutil::CONDITION_FALSE.into();
+            condition.message = Some(dump_messages(&mut messages).into());
             condition.last_transition_time = Some(Time(now));
         }
     }
@@ -167,9 +167,9 @@ pub fn remove_not_ready_key(pod: &mut CachedPod, msg: &NotReadyMessage, now: Tim
         return false;
     }
     if kept.is_empty() {
-        condition.status = podutil::CONDITION_TRUE.to_owned();
+        condition.status = podutil::CONDITION_TRUE.into();
     }
-    condition.message = Some(dump_messages(&mut kept));
+    condition.message = Some(dump_messages(&mut kept).into());
     condition.last_transition_time = Some(Time(now));
     true
 }

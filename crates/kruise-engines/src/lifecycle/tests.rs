@@ -563,7 +563,7 @@ fn gated_pod(conditions: Vec<PodCondition>) -> CachedPod {
             ..Default::default()
         }),
         status: Some(CachedPodStatus {
-            conditions: Some(conditions),
+            conditions: Some(conditions.into_iter().map(Into::into).collect()),
             ..Default::default()
         }),
         ..Default::default()
@@ -571,7 +571,7 @@ fn gated_pod(conditions: Vec<PodCondition>) -> CachedPod {
 }
 
 fn kruise_condition(p: &CachedPod) -> PodCondition {
-    readiness_condition(p).cloned().unwrap()
+    readiness_condition(p).unwrap().into()
 }
 
 #[test]

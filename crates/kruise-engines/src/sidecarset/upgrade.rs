@@ -412,7 +412,7 @@ pub fn upgradable_condition(
     now: jiff::Timestamp,
 ) -> Option<k8s_openapi::api::core::v1::PodCondition> {
     use k8s_openapi::api::core::v1::PodCondition;
-    let old = podutil::get_condition(pod, control::SIDECARSET_UPGRADABLE).cloned();
+    let old = podutil::get_condition(pod, control::SIDECARSET_UPGRADABLE).map(PodCondition::from);
     let mut cond = old.clone().unwrap_or(PodCondition {
         type_: control::SIDECARSET_UPGRADABLE.to_string(),
         ..Default::default()

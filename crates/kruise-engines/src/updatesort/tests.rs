@@ -1,7 +1,7 @@
 use super::*;
-use k8s_openapi::api::core::v1::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelectorRequirement, Time};
 use kruise_api::apps::common::{UpdatePriorityOrderTerm, UpdatePriorityWeightTerm};
+use kruise_api::pod::CachedPodCondition;
 #[allow(unused_imports)]
 use kruise_api::pod::{
     CachedContainer, CachedContainerStatus, CachedPod, CachedPodSpec, CachedPodStatus,
@@ -671,7 +671,7 @@ fn mk(p: &P) -> CachedPod {
     });
     let mut conditions = Vec::new();
     if let Some(t) = p.ready {
-        conditions.push(PodCondition {
+        conditions.push(CachedPodCondition {
             type_: "Ready".into(),
             status: "True".into(),
             last_transition_time: (t > 0).then(|| ts(t)),
@@ -679,7 +679,7 @@ fn mk(p: &P) -> CachedPod {
         });
     }
     pod.status = Some(CachedPodStatus {
-        phase: (!p.phase.is_empty()).then(|| p.phase.to_owned()),
+        phase: (!p.phase.is_empty()).then(|| p.phase.into()),
         conditions: Some(conditions),
         container_statuses: Some(vec![CachedContainerStatus {
             name: "c".into(),
@@ -863,7 +863,7 @@ fn min_ready_seconds_availability() {
         .conditions
         .as_mut()
         .unwrap()
-        .push(PodCondition {
+        .push(CachedPodCondition {
             type_: keys::IN_PLACE_UPDATE_READY.into(),
             status: "False".into(),
             ..Default::default()
