@@ -104,6 +104,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         server::metrics_router(metrics).merge(server::health_router(ctx.readiness.clone()));
     let http = tokio::spawn(server::serve(listener, router, ctx.shutdown.clone()));
 
+    kruise_runtime::process::spawn_heap_release(ctx.shutdown.clone());
     let shutdown = ctx.shutdown.clone();
     tokio::spawn(async move {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

@@ -564,6 +564,8 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         assign_pods_by_scheduler: args.assign_pods_by_scheduler,
     };
     let servers_stop = CancellationToken::new();
+    // Freed heap goes back to the system every few seconds (the Go runtime's scavenger).
+    kruise_runtime::process::spawn_heap_release(servers_stop.clone());
     let mut servers = spawn_servers(
         &args,
         ctx.metrics.clone(),

@@ -5,9 +5,11 @@
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
 use crate::restmetrics::CountRequestsLayer;
@@ -128,9 +130,112 @@ pub fn init_logging(format: LogFormat, verbosity: u8) {
     }
 }
 
+/// How often [`spawn_heap_release`] returns the allocator's free memory to the system.
+pub const HEAP_RELEASE_INTERVAL: Duration = Duration::from_secs(10);
+
+/// What one [`release_free_heap`] did: the process's resident set before and after, in bytes,
+/// and how long the allocator took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapRelease {
+    /// Resident set size before, bytes (`/proc/self/statm`).
+    pub rss_before: u64,
+    /// Resident set size after, bytes.
+    pub rss_after: u64,
+    /// Time spent in the allocator.
+    pub took: Duration,
+}
+
+/// The process's resident set size in bytes (`/proc/self/statm`), `None` where unavailable.
+pub fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).ok()?)
+}
+
+/// Returns the heap's free memory to the operating system: glibc's `malloc_trim(0)`, which
+/// gives back every whole free page inside its arenas, not only the free space at their tops
+/// (which `free` already returns). Without it, memory freed after a burst — the decoded copies of
+/// the initial list (kube-runtime's store keeps a clone of each), a rollout's patches — stays in
+/// the arenas' free lists, counted in the RSS: at 10,000 cached pods 8–9 MiB of the manager's
+/// ~95 MiB (measured by calling it in a settled manager). Go's runtime does the same for the Go
+/// manager (its background scavenger). Where the allocator is not glibc's, nothing is released
+/// and `None` is returned.
+pub fn release_free_heap() -> Option<HeapRelease> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let rss_before = resident_bytes()?;
+        let start = Instant::now();
+        // SAFETY: malloc_trim only walks and trims glibc's own arenas under their locks.
+        unsafe { libc::malloc_trim(0) };
+        let took = start.elapsed();
+        let rss_after = resident_bytes()?;
+        Some(HeapRelease {
+            rss_before,
+            rss_after,
+            took,
+        })
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
+/// Runs [`release_free_heap`] every [`HEAP_RELEASE_INTERVAL`] on a blocking thread until `stop`;
+/// each release is logged at debug level with the RSS it gave back and its duration.
+pub fn spawn_heap_release(stop: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(HEAP_RELEASE_INTERVAL) => {}
+                () = stop.cancelled() => return,
+            }
+            match tokio::task::spawn_blocking(release_free_heap).await {
+                Ok(Some(r)) => tracing::debug!(
+                    rss_before_kib = r.rss_before / 1024,
+                    rss_after_kib = r.rss_after / 1024,
+                    took_us = u64::try_from(r.took.as_micros()).unwrap_or(u64::MAX),
+                    "released free heap memory"
+                ),
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!(error = %e, "heap release task failed");
+                    return;
+                }
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Memory freed in the middle of the heap (a live allocation above it keeps `free` from
+    /// trimming the top) stays resident until [`release_free_heap`] gives it back.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn released_heap_leaves_the_resident_set() {
+        const N: usize = 200_000;
+        // Each chunk below the mmap threshold, so it comes from an arena; written, so resident.
+        let mut chunks: Vec<Box<[u8; 256]>> = (0..N).map(|i| Box::new([i as u8; 256])).collect();
+        let pin = Box::new([1u8; 256]);
+        let kept = chunks.split_off(N - 1);
+        drop(chunks);
+        let before = resident_bytes().expect("statm");
+        let r = release_free_heap().expect("glibc");
+        assert!(r.rss_before <= before + (1 << 20));
+        // ~50 MiB were freed; at least half of it must leave the resident set.
+        assert!(
+            r.rss_before.saturating_sub(r.rss_after) > 25 << 20,
+            "released {} bytes",
+            r.rss_before.saturating_sub(r.rss_after)
+        );
+        assert_eq!(kept[0][0], (N - 1) as u8);
+        assert_eq!(pin[0], 1);
+    }
 
     #[test]
     fn verbosity_maps_to_filters() {
