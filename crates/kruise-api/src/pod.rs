@@ -300,18 +300,6 @@ impl From<String> for Word {
     }
 }
 
-impl From<&Word> for String {
-    fn from(w: &Word) -> Self {
-        w.as_str().to_owned()
-    }
-}
-
-impl From<Word> for String {
-    fn from(w: Word) -> Self {
-        w.as_str().to_owned()
-    }
-}
-
 impl std::ops::Deref for Word {
     type Target = str;
     fn deref(&self) -> &str {
