@@ -363,13 +363,16 @@ async fn ready_patch_and_lifecycle_state_land_over_concurrent_status_writes() {
         pod("p2", json!([{"name": "main", "image": "nginx:1.25"}])),
     )
     .await;
-    let mut patch = inplace::ready_condition_patch(&p, now()).expect("condition missing");
+    // One instant for the whole test: the timestamp annotation is compared below, and two
+    // `now()` calls can straddle a second boundary.
+    let at = now();
+    let mut patch = inplace::ready_condition_patch(&p, at).expect("condition missing");
     assert!(
         patch.get("metadata").is_none(),
         "not bound to a resourceVersion: {patch}"
     );
     // The lifecycle state change that follows rides on the same pods/status write.
-    let change = lifecycle::plan_state_change(&p, LifecycleState::Normal, false, now());
+    let change = lifecycle::plan_state_change(&p, LifecycleState::Normal, false, at);
     assert!(lifecycle::fold_into_status_patch(&mut patch, &change));
     // The kubelet writes the pod status in between (another condition): the patch still applies
     // and keeps the kubelet's condition.
@@ -402,7 +405,7 @@ async fn ready_patch_and_lifecycle_state_land_over_concurrent_status_writes() {
             .as_ref()
             .and_then(|a| a.get(keys::LIFECYCLE_TIMESTAMP))
             .map(String::as_str),
-        Some(lifecycle::format_timestamp(now()).as_str())
+        Some(lifecycle::format_timestamp(at).as_str())
     );
 }
 
