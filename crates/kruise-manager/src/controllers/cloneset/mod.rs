@@ -104,7 +104,8 @@ fn owning_cloneset<K: Resource>(obj: &K) -> Option<ObjectRef<CloneSet>> {
 }
 
 /// Follows one shared informer of objects CloneSets own: for every change of an object owned by
-/// a CloneSet (deletions included) it observes the scale and resourceVersion expectations and
+/// a CloneSet (deletions included) it observes the scale expectations, forgets the
+/// resourceVersion expectation of a deleted object ([`crate::workload::forget_deleted`]) and
 /// asks for a reconcile of the owner through `triggers`. Ends when the informer stops.
 fn observe_owned<K: Cached>(
     informer: &Informer<K>,
@@ -132,10 +133,7 @@ fn observe_owned<K: Cached>(
                 CacheEvent::Delete(_) => scale.observe(&key, ScaleAction::Delete, &name),
             }
         }
-        match &event {
-            CacheEvent::Apply(o) => rvs.observe_object(o.meta()),
-            CacheEvent::Delete(o) => rvs.delete_object(o.meta()),
-        }
+        crate::workload::forget_deleted(&rvs, &event);
         if let Some(owner) = owner {
             let _ = triggers.unbounded_send(owner);
         }

@@ -179,10 +179,7 @@ pub fn setup(
             }
             let _ = pod_triggers.unbounded_send(owner);
         }
-        match &event {
-            CacheEvent::Apply(o) => pods_state.resource_versions.observe_object(o.meta()),
-            CacheEvent::Delete(o) => pods_state.resource_versions.delete_object(o.meta()),
-        }
+        crate::workload::forget_deleted(&pods_state.resource_versions, &event);
         std::future::ready(())
     });
     // A node change can change where daemon pods should run: every set looks again (upstream

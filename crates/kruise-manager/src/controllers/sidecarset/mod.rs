@@ -162,16 +162,13 @@ pub fn setup(
                 continue;
             }
             match &event {
-                CacheEvent::Apply(o) => {
-                    pods_state.resource_versions.observe_object(&o.metadata);
-                    triggers.trigger(ObjectRef::new(&name));
-                }
+                CacheEvent::Apply(_) => triggers.trigger(ObjectRef::new(&name)),
                 CacheEvent::Delete(o) => {
                     pods_state.updates.delete_object(&name, &o.metadata);
-                    pods_state.resource_versions.delete_object(&o.metadata);
                 }
             }
         }
+        crate::workload::forget_deleted(&pods_state.resource_versions, &event);
         std::future::ready(())
     });
     let shutdown = ctx.shutdown.clone();

@@ -121,10 +121,7 @@ fn observe_owned<K: Cached>(
                 }
             }
         }
-        match &event {
-            CacheEvent::Apply(o) => state.resource_versions.observe_object(o.meta()),
-            CacheEvent::Delete(o) => state.resource_versions.delete_object(o.meta()),
-        }
+        crate::workload::forget_deleted(&state.resource_versions, &event);
         if let Some(owner) = owner {
             let _ = triggers.unbounded_send(owner);
         }
