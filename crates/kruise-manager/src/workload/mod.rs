@@ -39,7 +39,7 @@ mod tests;
 /// snapshot still holds the pod as it was before the write, the expectation is already gone,
 /// so the sync decides on the stale pod and repeats its write (measured in a 1,000-pod
 /// unthrottled in-place rollout: 6–16 repeated `pods/status` patches, each computed on the
-/// same resourceVersion as the write 2 ms before it). Leaving the expectation to the sync's
+/// same resourceVersion as the write 2–20 ms before it). Leaving the expectation to the sync's
 /// own check closes that window: a snapshot older than the write stays unsatisfied (the sync
 /// requeues), the first snapshot at or past it clears the entry.
 pub fn forget_deleted<K: kube::Resource>(

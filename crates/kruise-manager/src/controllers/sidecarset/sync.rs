@@ -99,7 +99,7 @@ pub async fn sync(s: &SidecarSet, ctx: &Context, state: &State) -> Result<Action
         state
             .updates
             .observe_updated(&name, &hash, &pod.metadata, on);
-        state.resource_versions.observe_object(&pod.metadata);
+        // Satisfied (and then forgotten) only by the pod this sync read.
         let (ok, _) = state.resource_versions.is_satisfied_object(&pod.metadata);
         if !ok {
             tracing::debug!(sidecarset = %name, pod = %pod.name_any(), "pod update in flight");
