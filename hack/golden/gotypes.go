@@ -21,7 +21,9 @@ import (
 // encoding/json does). Shapes: string, bool, bytes, int32/int64/... (reflect kind names, so
 // named string types such as Protocol are "string"), struct:Name, custom:Name (a type with its
 // own MarshalJSON: Time, Quantity, IntOrString, FieldsV1), ptr(X), slice(X), map(X) (the map's
-// value; keys are always strings here).
+// value; keys are always strings here), each followed by `#` and the field's Go type as
+// reflect prints it (`*int32`, `v1.PullPolicy`, `[]v1.Container`), which Go's JSON decoding
+// errors name.
 func goTypes() []byte {
 	return typeTable([]reflect.Type{
 		reflect.TypeOf(corev1.PodTemplateSpec{}),
@@ -129,7 +131,7 @@ func collectFields(t reflect.Type, fields *[]string, nested *[]reflect.Type) {
 		} else if name == "" {
 			tag = f.Name + tag
 		}
-		*fields = append(*fields, tag+"="+shape(f.Type, nested))
+		*fields = append(*fields, tag+"="+shape(f.Type, nested)+"#"+f.Type.String())
 	}
 }
 

@@ -54,6 +54,10 @@ struct Translator<'a> {
     last_repeat: bool,
     /// Whether something repeatable precedes (not the start, `(` or `|`).
     can_repeat: bool,
+    /// Where the last repetition operator started (Go names the stacked operators from there).
+    repeat_start: usize,
+    /// Groups opened and not yet closed.
+    depth: usize,
 }
 
 fn err(code: &str, expr: &str) -> String {
@@ -74,6 +78,11 @@ impl Translator<'_> {
             match c {
                 '(' => self.group()?,
                 ')' => {
+                    // Go's parser: a `)` without its group is refused with the whole pattern.
+                    if self.depth == 0 {
+                        return Err(err("unexpected )", self.src));
+                    }
+                    self.depth -= 1;
                     self.pos += 1;
                     self.out.push(')');
                     self.can_repeat = true;
@@ -119,6 +128,9 @@ impl Translator<'_> {
                 }
             }
         }
+        if self.depth > 0 {
+            return Err(err("missing closing )", self.src));
+        }
         Ok(self.out)
     }
 
@@ -135,8 +147,11 @@ impl Translator<'_> {
     fn repeat(&mut self, start: usize, op: &str) -> Result<(), String> {
         let text: String = self.chars[start..self.pos].iter().collect();
         if self.last_repeat {
-            return Err(err("invalid nested repetition operator", &text));
+            // Go names the operators from the first of the stack: `**`, `+*`, `{2}*`.
+            let stacked: String = self.chars[self.repeat_start..self.pos].iter().collect();
+            return Err(err("invalid nested repetition operator", &stacked));
         }
+        self.repeat_start = start;
         if !self.can_repeat {
             return Err(err("missing argument to repetition operator", &text));
         }
@@ -203,6 +218,7 @@ impl Translator<'_> {
         if self.peek() != Some('?') {
             self.out.push('(');
             self.can_repeat = false;
+            self.depth += 1;
             return Ok(());
         }
         self.pos += 1;
@@ -228,6 +244,7 @@ impl Translator<'_> {
             self.out.push('(');
             self.pos += rest[..=end].chars().count();
             self.can_repeat = false;
+            self.depth += 1;
             return Ok(());
         }
         // Flags: (?flags) or (?flags:re), flags from imsU with one optional negation.
@@ -253,6 +270,7 @@ impl Translator<'_> {
                     if c == ':' {
                         self.out.push_str(&format!("(?{flags}:"));
                         self.can_repeat = false;
+                        self.depth += 1;
                     } else if !flags.is_empty() {
                         self.out.push_str(&format!("(?{flags})"));
                     }
@@ -527,6 +545,8 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, String> {
         out: String::new(),
         last_repeat: false,
         can_repeat: false,
+        repeat_start: 0,
+        depth: 0,
     };
     let rewritten = t.run()?;
     regex::Regex::new(&rewritten).map_err(|e| format!("error parsing regexp: {e}"))
@@ -602,6 +622,42 @@ mod tests {
         ] {
             assert!(compile(p).is_err(), "{p}");
         }
+    }
+
+    /// Go 1.26's `regexp.Compile` messages for these patterns (the whole pattern for
+    /// parentheses, the stacked operators for nested repetitions).
+    #[test]
+    fn refusals_read_as_go_writes_them() {
+        for (p, want) in [
+            ("(", "error parsing regexp: missing closing ): `(`"),
+            (
+                "a(b(c)",
+                "error parsing regexp: missing closing ): `a(b(c)`",
+            ),
+            ("(?i:a", "error parsing regexp: missing closing ): `(?i:a`"),
+            (")", "error parsing regexp: unexpected ): `)`"),
+            ("a)b", "error parsing regexp: unexpected ): `a)b`"),
+            (
+                "a**",
+                "error parsing regexp: invalid nested repetition operator: `**`",
+            ),
+            (
+                "a*+",
+                "error parsing regexp: invalid nested repetition operator: `*+`",
+            ),
+            (
+                "a{2}*",
+                "error parsing regexp: invalid nested repetition operator: `{2}*`",
+            ),
+            (
+                "a+??",
+                "error parsing regexp: invalid nested repetition operator: `+??`",
+            ),
+        ] {
+            assert_eq!(compile(p).err().as_deref(), Some(want), "{p}");
+        }
+        assert!(compile("(?i)a(b)").is_ok());
+        assert!(compile("(?P<n>a)(b)").is_ok());
     }
 
     #[test]

@@ -26,14 +26,18 @@ use kruise_runtime::features::{Feature, FeatureGates};
 
 /// `ValidateObjectMeta(meta, true, NameIsDNSSubdomain)` of a workload being created or updated
 /// (name a DNS-1123 subdomain, namespace required, labels, annotations, owner references,
-/// finalizers).
+/// finalizers): OpenKruise's CloneSet and Advanced DaemonSet rule.
 pub fn validate_object_meta(meta: &ObjectMeta) -> ErrorList {
-    kruise_api::validation::meta::validate_object_meta(
-        meta,
-        true,
-        dns_subdomain_name,
-        &Path::new("metadata"),
-    )
+    validate_object_meta_named(meta, dns_subdomain_name)
+}
+
+/// `ValidateObjectMeta(meta, true, name_fn)`: [`validate_object_meta`] with another name rule
+/// (Advanced StatefulSet: `ValidateStatefulSetName`, a DNS-1123 label).
+pub fn validate_object_meta_named(
+    meta: &ObjectMeta,
+    name_fn: kruise_api::validation::meta::NameFn,
+) -> ErrorList {
+    kruise_api::validation::meta::validate_object_meta(meta, true, name_fn, &Path::new("metadata"))
 }
 
 /// True when the selector has neither `matchLabels` nor `matchExpressions`.

@@ -204,17 +204,10 @@ struct RollingView<'a> {
     supported: &'a [&'a str],
 }
 
-/// apimachinery's `IsValidPercent` (`^[0-9]+%$`) and the number before `%`.
-fn percent_value(v: &IntOrString) -> Option<i64> {
-    let IntOrString::String(s) = v else {
-        return None;
-    };
-    let digits = s.strip_suffix('%')?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(digits.parse::<i64>().unwrap_or(i64::MAX))
-}
+use kruise_api::validation::intstr::{
+    is_not_more_than_100_percent as not_more_than_100_percent, percent_value,
+    validate_positive_int_or_percent,
+};
 
 /// OpenKruise `getIntOrPercentValue`: the percent number, else `IntValue()` (a string that is
 /// not a percent parses as an integer, 0 when it is not one).
@@ -222,36 +215,6 @@ fn int_or_percent_value(v: &IntOrString) -> i64 {
     match v {
         IntOrString::Int(n) => i64::from(*n),
         IntOrString::String(s) => percent_value(v).unwrap_or_else(|| s.parse().unwrap_or(0)),
-    }
-}
-
-/// apps validation `ValidatePositiveIntOrPercent`.
-fn validate_positive_int_or_percent(v: &IntOrString, p: &Path) -> ErrorList {
-    let mut errs = ErrorList::new();
-    match v {
-        IntOrString::String(s) => {
-            if percent_value(v).is_none() {
-                errs.push(FieldError::invalid(
-                    p.clone(),
-                    s.as_str(),
-                    "must be an integer or percentage (e.g '5%')",
-                ));
-            }
-        }
-        IntOrString::Int(n) => errs.extend(check_nonnegative(i64::from(*n), p.clone())),
-    }
-    errs
-}
-
-/// apps validation `IsNotMoreThan100Percent`.
-fn not_more_than_100_percent(v: &IntOrString, p: &Path) -> ErrorList {
-    match percent_value(v) {
-        Some(n) if n > 100 => vec![FieldError::invalid(
-            p.clone(),
-            json!(crate::common::int_or_string_text(v)),
-            "must not be greater than 100%",
-        )],
-        _ => ErrorList::new(),
     }
 }
 
@@ -286,11 +249,13 @@ fn validate_strategy(
                 errs.extend(not_more_than_100_percent(v, &rp.child("maxSurge")));
             }
             if has_unavailable && has_surge {
-                errs.push(FieldError::invalid(
-                    rp.child("maxSurge"),
-                    json!(ru.max_surge.map(crate::common::int_or_string_text)),
-                    "may not be set when maxUnavailable is non-zero",
-                ));
+                if let Some(v) = ru.max_surge {
+                    errs.push(kruise_api::validation::intstr::invalid(
+                        rp.child("maxSurge"),
+                        v,
+                        "may not be set when maxUnavailable is non-zero",
+                    ));
+                }
             } else if !has_unavailable && !has_surge {
                 errs.push(FieldError::required(
                     rp.child("maxUnavailable"),

@@ -158,7 +158,8 @@ async fn history_revision(
         lookup
             .controller_revision(namespace, name)
             .await?
-            .ok_or_else(|| format!("controllerrevisions.apps \"{name}\" not found"))?
+            // controller-runtime's cache reader: NotFound for the kind.
+            .ok_or_else(|| format!("ControllerRevision.apps \"{name}\" not found"))?
     } else {
         let set_name = set.metadata.name.clone().unwrap_or_default();
         let labels: BTreeMap<String, String> = [
@@ -198,22 +199,8 @@ fn restore_from_revision(set: &b1::SidecarSet, data: Option<&Value>) -> Result<(
     };
     let mut merged = serde_json::to_value(set).map_err(|e| e.to_string())?;
     strategic_merge(&mut merged, patch)?;
-    go_json::check_decodable(&merged, GoType::SidecarSetV1beta1).map_err(|m| {
-        // Go's json error names the field (without list indices): `json: cannot unmarshal
-        // string into Go struct field SidecarSetSpec.spec.containers of type ...`.
-        let field: String = m
-            .path
-            .split('.')
-            .map(|p| p.split('[').next().unwrap_or(p))
-            .collect::<Vec<_>>()
-            .join(".");
-        match m.reason.split_once(" into a Go value of type ") {
-            Some((what, ty)) => {
-                format!("json: {what} into Go struct field SidecarSet.{field} of type {ty}")
-            }
-            None => format!("json: {} (Go struct field SidecarSet.{field})", m.reason),
-        }
-    })
+    // Go's `json.Unmarshal` of the patched SidecarSet: its error word for word.
+    go_json::check_decodable(&merged, GoType::SidecarSetV1beta1).map_err(|m| m.message)
 }
 
 fn strategic_merge(
@@ -232,7 +219,13 @@ fn strategic_merge(
             *target = Value::Null;
             return Ok(());
         }
-        Some(other) => return Err(format!("Unknown patch type: {other}")),
+        // apimachinery's `mergepatch.ErrBadPatchType`: the type and the patch map, as Go's %v.
+        Some(other) => {
+            return Err(format!(
+                "unknown patch type: {other} in map: {}",
+                kruise_api::validation::gofmt::json_value_v(&Value::Object(patch.clone()))
+            ));
+        }
     }
     if !target.is_object() {
         *target = Value::Object(serde_json::Map::new());

@@ -116,6 +116,34 @@ pub fn decode_object<T: DeserializeOwned>(req: &Request) -> Result<T, String> {
     decode(obj)
 }
 
+/// Go's decoding error for the object (then the old object) of an AdmissionReview `review`
+/// (JSON), as OpenKruise's handler for its kind and version would report it; `None` when the
+/// kind is not one whose Go type kruise-rs knows, or Go would decode it.
+pub fn go_decoding_error(review: &serde_json::Value) -> Option<String> {
+    let kind = review.pointer("/request/kind")?;
+    let text = |k: &str| {
+        kind.get(k)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+    };
+    let ty = match (text("group"), text("version"), text("kind")) {
+        ("", "v1", "Pod") => GoType::Pod,
+        ("apps.kruise.io", "v1alpha1", "CloneSet") => GoType::CloneSet,
+        ("apps.kruise.io", "v1alpha1", "StatefulSet") => GoType::StatefulSetV1alpha1,
+        ("apps.kruise.io", "v1beta1", "StatefulSet") => GoType::StatefulSetV1beta1,
+        ("apps.kruise.io", "v1alpha1", "DaemonSet") => GoType::DaemonSetV1alpha1,
+        ("apps.kruise.io", "v1beta1", "DaemonSet") => GoType::DaemonSetV1beta1,
+        ("apps.kruise.io", "v1alpha1", "SidecarSet") => GoType::SidecarSetV1alpha1,
+        ("apps.kruise.io", "v1beta1", "SidecarSet") => GoType::SidecarSetV1beta1,
+        _ => return None,
+    };
+    ["/request/object", "/request/oldObject"]
+        .iter()
+        .filter_map(|p| review.pointer(p))
+        .find_map(|obj| go_json::check_decodable(obj, ty).err())
+        .map(|m| m.message)
+}
+
 /// A type an OpenKruise webhook decodes (a workload, a pod) and the Go type it decodes it into.
 pub trait GoShaped: DeserializeOwned {
     /// The Go type (OpenKruise v1.9.0) whose decoding this type's decoding reproduces.
@@ -149,7 +177,9 @@ impl GoShaped for kruise_api::apps::v1beta1::SidecarSet {
 
 /// Decodes a workload as OpenKruise's webhook does: refused where Go's `json.Unmarshal` into
 /// the Go type refuses ([`go_json::check_decodable`], e.g. a struct given as an array, a
-/// malformed quantity), then decoded like [`decode`]. The error names the field.
+/// malformed quantity), then decoded like [`decode`]. The error is Go's decoding error
+/// (`json: cannot unmarshal string into Go struct field CloneSetSpec.spec.replicas of type
+/// int32`).
 pub fn decode_workload<T: GoShaped>(obj: &DynamicObject) -> Result<T, String> {
     decode_workload_value(serde_json::to_value(obj).map_err(|e| e.to_string())?)
 }
@@ -157,15 +187,8 @@ pub fn decode_workload<T: GoShaped>(obj: &DynamicObject) -> Result<T, String> {
 /// [`decode_workload`] of an object already written as JSON (`v`, consumed).
 pub fn decode_workload_value<T: GoShaped>(mut v: Value) -> Result<T, String> {
     if let Err(m) = go_json::check_decodable(&v, T::GO_TYPE) {
-        let shown = if m.path.is_empty() {
-            "<object>"
-        } else {
-            m.path.as_str()
-        };
-        let value = value_at(&v, &m.path)
-            .map(crate::field::render_value)
-            .unwrap_or_else(|| "null".to_owned());
-        return Err(format!("{shown}: Invalid value: {value}: {}", m.reason));
+        // What OpenKruise's decoder answers: Go's `json.Unmarshal` error, word for word.
+        return Err(m.message);
     }
     go_json::fill_go_zero_values(&mut v, T::GO_TYPE);
     decode_value(v)

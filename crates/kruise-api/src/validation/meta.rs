@@ -486,6 +486,12 @@ pub fn dns_subdomain_name(name: &str, prefix: bool) -> Vec<String> {
     super::names::name_is_dns_subdomain(name, prefix)
 }
 
+/// `IsDNS1123Label` as a [`NameFn`] (`NameIsDNSLabel`; Kubernetes' `ValidateStatefulSetName`,
+/// which OpenKruise's Advanced StatefulSet webhook applies: no dots, at most 63 characters).
+pub fn dns_label_name(name: &str, prefix: bool) -> Vec<String> {
+    super::names::name_is_dns_label(name, prefix)
+}
+
 /// Whether `s` is a valid DNS-1123 subdomain (no reasons).
 pub fn is_subdomain(s: &str) -> bool {
     is_dns1123_subdomain(s).is_empty()

@@ -5,6 +5,9 @@
 //! - [`names`]: the string rules (DNS-1123 names, qualified names, label values, port names,
 //!   env var names, ...) with Kubernetes' messages;
 //! - [`meta`]: labels, annotations, label selectors and object metadata;
+//! - [`gofmt`]: Go's `fmt` renderings that messages embed (`%q`, selectors' `String()`, `%+v`);
+//! - [`intstr`]: IntOrString rules (`ValidatePositiveIntOrPercent`, `IsNotMoreThan100Percent`)
+//!   with values printed as Go prints them;
 //! - [`quantity`]: resource quantities (parsing, comparison, canonical form);
 //! - [`pod`]: Kubernetes' pod template validation (`ValidatePodTemplateSpec`).
 //!
@@ -12,6 +15,8 @@
 //! v0.32.10), the libraries OpenKruise v1.9.0 is built with.
 
 pub mod field;
+pub mod gofmt;
+pub mod intstr;
 pub mod meta;
 pub mod names;
 pub mod pod;

@@ -208,9 +208,15 @@ pub fn name_is_dns_label(name: &str, prefix: bool) -> Vec<String> {
     }
 }
 
+/// apimachinery's `maskTrailingDash`, exactly: `name[:len(name)-2] + "a"` — Go drops the dash
+/// *and the byte before it* (so a `generateName` one byte over a length limit still passes, as
+/// OpenKruise's webhooks let it). Bytes, as Go slices them; a cut inside a character leaves
+/// replacement characters, which the validation then refuses as Go's does the broken byte.
 fn mask_trailing_dash(name: &str) -> String {
     if name.len() > 1 && name.ends_with('-') {
-        format!("{}a", &name[..name.len() - 1])
+        let mut masked = String::from_utf8_lossy(&name.as_bytes()[..name.len() - 2]).into_owned();
+        masked.push('a');
+        masked
     } else {
         name.to_owned()
     }
@@ -406,6 +412,12 @@ mod tests {
     fn dns_names() {
         assert!(is_dns1123_label("web-0").is_empty());
         assert_eq!(is_dns1123_label("a.b"), ["must not contain dots"]);
+        // Go's maskTrailingDash drops the byte before the dash too.
+        assert!(name_is_dns_label(&format!("{}-", "a".repeat(63)), true).is_empty());
+        assert!(!name_is_dns_label(&format!("{}-", "a".repeat(64)), true).is_empty());
+        assert!(name_is_dns_subdomain("a.-", true).is_empty());
+        assert!(!name_is_dns_subdomain("é-", false).is_empty());
+        assert!(!name_is_dns_subdomain("aé-", true).is_empty());
         assert!(
             is_dns1123_label("Bad_Host")[0]
                 .ends_with("regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")

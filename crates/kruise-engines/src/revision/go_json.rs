@@ -149,13 +149,20 @@ fn fill_zero(schema: &Schema, value: &mut Value, kind: &Kind) {
 }
 
 /// Where Go's `encoding/json` would refuse to decode a JSON value into the typed Go object:
-/// the field's path (`spec.updateStrategy.rollingUpdate`, list indices as `[0]`) and why.
+/// the field's path (`spec.updateStrategy.rollingUpdate`, list indices as `[0]`), why, and
+/// the error text Go's decoder returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeMismatch {
     /// Path of the offending field, dotted with `[i]` indices; empty for the root.
     pub path: String,
     /// Go's reason, e.g. `cannot unmarshal array into a Go struct of type RollingUpdateStatefulSetStrategy`.
     pub reason: String,
+    /// The error as Go's `json.Unmarshal` returns it (what OpenKruise's webhook denies with):
+    /// `json: cannot unmarshal number 2147483648 into Go struct field CloneSetSpec.spec.replicas
+    /// of type int32` (`UnmarshalTypeError`: the JSON value, the innermost Go struct and the
+    /// path of JSON field names from the root, without list indices or map keys, and the Go
+    /// type), or a custom decoder's own message (a malformed quantity).
+    pub message: String,
 }
 
 /// Checks that Go's `json.Unmarshal` into the Go type `ty` accepts `value` where the shapes are
@@ -171,7 +178,13 @@ pub struct DecodeMismatch {
 /// Fields unknown to the type tables are not looked at.
 pub fn check_decodable(value: &Value, ty: GoType) -> Result<(), DecodeMismatch> {
     let mut saved = None;
-    check_kind(schema(), value, &Kind::Struct(ty.name()), "", &mut saved)?;
+    let root = GoCtx {
+        path: "",
+        fields: "",
+        in_struct: None,
+        go_type: "",
+    };
+    check_kind(schema(), value, &Kind::Struct(ty.name()), &root, &mut saved)?;
     saved.map_or(Ok(()), Err)
 }
 
@@ -186,6 +199,45 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
+/// Where the decoder is, as Go's decoder tracks it for its errors.
+struct GoCtx<'a> {
+    /// Dotted path with list indices and map keys (kruise-rs' field paths).
+    path: &'a str,
+    /// Go's `errorContext.FieldStack`: struct field names only, joined by `.`.
+    fields: &'a str,
+    /// Go's `errorContext.Struct`: the struct whose field is being decoded.
+    in_struct: Option<&'static str>,
+    /// The Go type of the value at this place, as `reflect` prints it (empty when unknown).
+    go_type: &'a str,
+}
+
+/// `reflect.Type.Name()` of a table struct name (`apps/v1alpha1.CloneSetSpec` → `CloneSetSpec`).
+fn short_name(table_name: &str) -> &str {
+    table_name.rsplit('.').next().unwrap_or(table_name)
+}
+
+/// The Go type a table struct name prints as (`apps/v1alpha1.CloneSetSpec` →
+/// `v1alpha1.CloneSetSpec`; core and meta types are in packages named `v1`).
+fn struct_type_string(table_name: &str) -> String {
+    match table_name.rsplit_once('.') {
+        Some((pkg, name)) => format!("{}.{name}", pkg.rsplit('/').next().unwrap_or(pkg)),
+        None => format!("v1.{table_name}"),
+    }
+}
+
+/// Go's `UnmarshalTypeError` text for `value_text` (`number`, `number 1.5`, `string`, ...)
+/// at `ctx`, whose Go type is `go_type`.
+fn type_error(ctx: &GoCtx<'_>, value_text: &str, go_type: &str) -> String {
+    match ctx.in_struct {
+        Some(s) => format!(
+            "json: cannot unmarshal {value_text} into Go struct field {}.{} of type {go_type}",
+            short_name(s),
+            ctx.fields
+        ),
+        None => format!("json: cannot unmarshal {value_text} into Go value of type {go_type}"),
+    }
+}
+
 /// Walks `value` as Go's decoder does, in document order (the order of `value`'s keys). Like
 /// Go: a value of the wrong JSON type (or an integer out of range) is remembered in `saved` (the
 /// first one) and decoding goes on; an error of a type's own `UnmarshalJSON` (Quantity,
@@ -194,15 +246,28 @@ fn check_kind(
     schema: &Schema,
     value: &Value,
     kind: &Kind,
-    path: &str,
+    ctx: &GoCtx<'_>,
     saved: &mut Option<DecodeMismatch>,
 ) -> Result<(), DecodeMismatch> {
-    let mismatch = |what: &str| DecodeMismatch {
+    let path = ctx.path;
+    // The Go type at this place: the field's, or derived from the container's; a pointer is
+    // followed (Go's decoder allocates it and decodes into the element).
+    let go_type = ctx.go_type.trim_start_matches('*');
+    let mismatch_as = |what: &str, value_text: &str, go_type: &str| DecodeMismatch {
         path: path.to_owned(),
         reason: format!(
             "cannot unmarshal {} into a Go value of type {what}",
             json_kind(value)
         ),
+        message: type_error(ctx, value_text, go_type),
+    };
+    let mismatch = |what: &str, fallback: &str| {
+        let ty = if go_type.is_empty() {
+            fallback
+        } else {
+            go_type
+        };
+        mismatch_as(what, json_kind(value), ty)
     };
     let mut save = |m: DecodeMismatch| {
         saved.get_or_insert(m);
@@ -212,10 +277,13 @@ fn check_kind(
         return Ok(());
     }
     match kind {
-        Kind::Ptr(inner) => check_kind(schema, value, inner, path, saved),
+        Kind::Ptr(inner) => check_kind(schema, value, inner, ctx, saved),
         Kind::Struct(name) => {
             let Value::Object(map) = value else {
-                return save(mismatch(name.rsplit('.').next().unwrap_or(name)));
+                return save(mismatch(
+                    name.rsplit('.').next().unwrap_or(name),
+                    &struct_type_string(name),
+                ));
             };
             let fields = schema.get(name);
             for (key, v) in map {
@@ -227,45 +295,87 @@ fn check_kind(
                 } else {
                     format!("{path}.{key}")
                 };
-                check_kind(schema, v, &field.kind, &p, saved)?;
+                let f = if ctx.fields.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{}.{key}", ctx.fields)
+                };
+                let inner = GoCtx {
+                    path: &p,
+                    fields: &f,
+                    in_struct: Some(name),
+                    go_type: field.go_type,
+                };
+                check_kind(schema, v, &field.kind, &inner, saved)?;
             }
             Ok(())
         }
         Kind::Slice(inner) => match value {
-            Value::Array(items) => items.iter().enumerate().try_for_each(|(i, v)| {
-                check_kind(schema, v, inner, &format!("{path}[{i}]"), saved)
-            }),
-            _ => save(mismatch("slice")),
+            Value::Array(items) => {
+                let elem = go_type.strip_prefix("[]").unwrap_or("");
+                items.iter().enumerate().try_for_each(|(i, v)| {
+                    let p = format!("{path}[{i}]");
+                    let c = GoCtx {
+                        path: &p,
+                        go_type: elem,
+                        ..*ctx
+                    };
+                    check_kind(schema, v, inner, &c, saved)
+                })
+            }
+            _ => save(mismatch("slice", "[]interface {}")),
         },
         Kind::Map(inner) => match value {
-            Value::Object(entries) => entries
-                .iter()
-                .try_for_each(|(k, v)| check_kind(schema, v, inner, &format!("{path}.{k}"), saved)),
-            _ => save(mismatch("map")),
+            Value::Object(entries) => {
+                let elem = go_type.strip_prefix("map[string]").unwrap_or("");
+                entries.iter().try_for_each(|(k, v)| {
+                    let p = format!("{path}.{k}");
+                    let c = GoCtx {
+                        path: &p,
+                        go_type: elem,
+                        ..*ctx
+                    };
+                    check_kind(schema, v, inner, &c, saved)
+                })
+            }
+            _ => save(mismatch("map", "map[string]interface {}")),
         },
         Kind::Str | Kind::Bytes if value.is_string() => Ok(()),
-        Kind::Str | Kind::Bytes => save(mismatch("string")),
+        Kind::Str => save(mismatch("string", "string")),
+        Kind::Bytes => save(mismatch("string", "[]uint8")),
         Kind::Bool if value.is_boolean() => Ok(()),
-        Kind::Bool => save(mismatch("bool")),
+        Kind::Bool => save(mismatch("bool", "bool")),
         Kind::Int(bits) => {
-            let in_range = match (value.as_i64(), bits) {
-                (Some(n), 32) => i32::try_from(n).is_ok(),
-                (Some(_), _) => true,
-                (None, _) => value.is_u64() && *bits > 32,
-            };
-            if in_range {
-                Ok(())
-            } else {
-                save(mismatch(if *bits == 32 { "int32" } else { "int64" }))
+            let what = if *bits == 32 { "int32" } else { "int64" };
+            match value {
+                Value::Number(n) => {
+                    let in_range = match (n.as_i64(), bits) {
+                        (Some(n), 32) => i32::try_from(n).is_ok(),
+                        (Some(_), _) => true,
+                        (None, _) => n.is_u64() && *bits > 32,
+                    };
+                    if in_range {
+                        Ok(())
+                    } else {
+                        // An integer Go cannot hold: the literal is part of the message.
+                        let ty = if go_type.is_empty() { what } else { go_type };
+                        save(mismatch_as(what, &format!("number {n}"), ty))
+                    }
+                }
+                _ => save(mismatch(what, what)),
             }
         }
         Kind::Custom(Custom::IntOrString) => match value {
             Value::String(_) => Ok(()),
             Value::Number(n) if n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) => Ok(()),
-            _ => Err(mismatch("int32")),
+            // IntOrString's UnmarshalJSON decodes a non-string into its int32 field; the
+            // decoder adds the field's context to that error.
+            Value::Number(n) => Err(mismatch_as("int32", &format!("number {n}"), "int32")),
+            _ => Err(mismatch_as("int32", json_kind(value), "int32")),
         },
         Kind::Custom(Custom::Time) if value.is_string() => Ok(()),
-        Kind::Custom(Custom::Time) => Err(mismatch("Time")),
+        // metav1.Time's UnmarshalJSON decodes a non-null value into a string first.
+        Kind::Custom(Custom::Time) => Err(mismatch_as("Time", json_kind(value), "string")),
         Kind::Custom(Custom::Quantity) => {
             let text = match value {
                 Value::String(s) => s.trim().to_owned(),
@@ -276,6 +386,7 @@ fn check_kind(
                 .map_err(|e| DecodeMismatch {
                     path: path.to_owned(),
                     reason: e.to_string(),
+                    message: e.to_string(),
                 })
         }
         Kind::Custom(Custom::Raw) => Ok(()),
@@ -525,6 +636,9 @@ struct Field {
     name: &'static str,
     omitempty: bool,
     kind: Kind,
+    /// The field's Go type as `reflect` prints it (`*int32`, `v1.PullPolicy`,
+    /// `[]v1.Container`), named by Go's JSON decoding errors; empty in older tables.
+    go_type: &'static str,
 }
 
 type Schema = HashMap<&'static str, Vec<Field>>;
@@ -552,7 +666,8 @@ fn parse_schema(text: &'static str) -> Schema {
         let fields = fields
             .split(' ')
             .filter_map(|f| {
-                let (head, kind) = f.split_once('=')?;
+                let (head, shape) = f.split_once('=')?;
+                let (kind, go_type) = shape.split_once('#').unwrap_or((shape, ""));
                 let (name, omitempty) = match head.split_once(',') {
                     Some((name, opts)) => (name, opts.split(',').any(|o| o == "omitempty")),
                     None => (head, false),
@@ -561,6 +676,7 @@ fn parse_schema(text: &'static str) -> Schema {
                     name,
                     omitempty,
                     kind: parse_kind(kind)?,
+                    go_type,
                 })
             })
             .collect();

@@ -247,11 +247,18 @@ pub fn validate_update_strategy(
         }
     }
     if replicas > 0 && max_unavailable < 1 && max_surge < 1 {
-        errs.push(FieldError::invalid(
-            path.child("maxUnavailable"),
-            json!(s.max_unavailable),
-            "maxUnavailable and maxSurge should not both be less than 1",
-        ));
+        errs.push(match &s.max_unavailable {
+            Some(v) => kruise_api::validation::intstr::invalid(
+                path.child("maxUnavailable"),
+                v,
+                "maxUnavailable and maxSurge should not both be less than 1",
+            ),
+            None => FieldError::invalid(
+                path.child("maxUnavailable"),
+                serde_json::Value::Null,
+                "maxUnavailable and maxSurge should not both be less than 1",
+            ),
+        });
     }
     errs
 }

@@ -283,7 +283,7 @@ fn max_unavailable_and_max_surge_not_both_below_one() {
         validate_cloneset(&with(
             json!({"spec": {"updateStrategy": {"maxUnavailable": 0, "maxSurge": 0}}}),
         )),
-        "spec.updateStrategy.maxUnavailable: Invalid value: 0: maxUnavailable and maxSurge should not both be less than 1",
+        "spec.updateStrategy.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: maxUnavailable and maxSurge should not both be less than 1",
     );
     // 0% of 3 rounds to 0; a surge of 1 makes it fine.
     assert_eq!(

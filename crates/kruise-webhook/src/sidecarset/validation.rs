@@ -87,28 +87,37 @@ fn validate_selector(sel: &LabelSelector, path: &Path) -> ErrorList {
     errs
 }
 
-/// apps validation `ValidatePositiveIntOrPercent` (no upper bound).
-fn validate_positive_int_or_percent(v: &IntOrString, path: &Path) -> ErrorList {
-    match v {
-        IntOrString::String(s) => {
-            let digits = s.strip_suffix('%').unwrap_or("");
-            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                vec![FieldError::invalid(
-                    path.clone(),
-                    s.as_str(),
-                    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
-                )]
-            } else {
-                ErrorList::new()
-            }
-        }
-        IntOrString::Int(n) if *n < 0 => vec![FieldError::invalid(
-            path.clone(),
-            *n,
-            "must be greater than or equal to 0",
-        )],
-        IntOrString::Int(_) => ErrorList::new(),
-    }
+use kruise_api::validation::intstr::validate_positive_int_or_percent;
+
+/// `fmt.Sprintf("%++v", strategy)` of OpenKruise's `*SidecarSetUpdateStrategy` (what its
+/// "Partition and Selector cannot be used together" error carries as the value):
+/// `&{Type:RollingUpdate Paused:false Selector:&LabelSelector{...} Partition:1
+/// MaxUnavailable:1 PriorityStrategy:<nil> ScatterStrategy:[]}`.
+fn go_update_strategy_plus_v(s: &b1::SidecarSetUpdateStrategy) -> String {
+    use kruise_api::validation::gofmt;
+    // fmt prints a pointer to a struct inside a struct as its address (only the top level is
+    // followed), so a set `priorityStrategy` is an address in Go's message; kruise-rs writes a
+    // fixed one of the same shape.
+    let priority = match &s.priority_strategy {
+        None => "<nil>".to_owned(),
+        Some(_) => "0xc000100000".to_owned(),
+    };
+    let scatter: Vec<String> = s
+        .scatter_strategy
+        .iter()
+        .flatten()
+        .map(|t| format!("{{Key:{} Value:{}}}", t.key, t.value))
+        .collect();
+    format!(
+        "&{{Type:{} Paused:{} Selector:{} Partition:{} MaxUnavailable:{} PriorityStrategy:{} ScatterStrategy:[{}]}}",
+        opt(&s.type_),
+        s.paused.unwrap_or(false),
+        gofmt::label_selector_string(s.selector.as_ref()),
+        gofmt::int_or_string_ptr_v(s.partition.as_ref()),
+        gofmt::int_or_string_ptr_v(s.max_unavailable.as_ref()),
+        priority,
+        scatter.join(" ")
+    )
 }
 
 /// OpenKruise `validateSidecarSetUpdateStrategy` (only a `RollingUpdate` strategy is checked).
@@ -125,7 +134,7 @@ fn validate_update_strategy(s: &b1::SidecarSetUpdateStrategy, path: &Path) -> Er
     if partition_set && s.selector.is_some() {
         errs.push(FieldError::invalid(
             Path::new("updateStrategy"),
-            json!(s),
+            go_update_strategy_plus_v(s),
             "Partition and Selector cannot be used together",
         ));
     }
@@ -172,9 +181,11 @@ fn validate_injection_strategy(
             "revisionName and customVersion cannot be empty simultaneously",
         ));
     } else if let Some(Err(e)) = revision {
+        // Go passes the nil `*SidecarSet` it got back; apimachinery prints a nil pointer as
+        // the string "null", quoted.
         errs.push(FieldError::invalid(
             Path::new("revision"),
-            Value::Null,
+            "null",
             format!("Cannot find specific ControllerRevision, err: {e}"),
         ));
     }

@@ -10,11 +10,10 @@ use kruise_api::apps::v1beta1::{
     pod_update_strategy_type, statefulset_update_strategy_type,
 };
 use kruise_api::keys;
-use kruise_engines::intstr;
 use serde_json::json;
 
 use crate::common::{
-    check_nonnegative, first_non_image_change, int_or_string_text, validate_object_meta,
+    check_nonnegative, first_non_image_change, validate_object_meta_named,
     validate_priority_strategy, validate_restart_and_deadline,
     validate_selector_and_template_labels, validate_statefulset_template,
 };
@@ -45,7 +44,8 @@ use kruise_engines::ordinals::parse_range;
 pub fn validate_reserve_ordinals(spec: &StatefulSetSpec) -> ErrorList {
     let mut errs = ErrorList::new();
     let list = spec.reserve_ordinals.as_deref().unwrap_or_default();
-    let value = json!(list);
+    // Go passes the whole `[]intstr.IntOrString`, printed with `%#v`.
+    let value = kruise_api::validation::intstr::go_sharp_v_slice(Some(list));
     for (i, elem) in list.iter().enumerate() {
         match elem {
             IntOrString::String(s) => {
@@ -56,21 +56,21 @@ pub fn validate_reserve_ordinals(spec: &StatefulSetSpec) -> ErrorList {
                         && b.bytes().all(|c| c.is_ascii_digit())
                 });
                 if !shaped {
-                    errs.push(FieldError::invalid(
+                    errs.push(FieldError::invalid_stringer(
                         spec_path(),
                         value.clone(),
                         format!("{i} th reserve ordinal is not a valid range: {s}"),
                     ));
                 }
                 if let Err(e) = parse_range(s) {
-                    errs.push(FieldError::invalid(
+                    errs.push(FieldError::invalid_stringer(
                         spec_path(),
                         value.clone(),
                         format!("{i} th reserve ordinal is invalid: {s}, err = {e}"),
                     ));
                 }
             }
-            IntOrString::Int(n) if *n < 0 => errs.push(FieldError::invalid(
+            IntOrString::Int(n) if *n < 0 => errs.push(FieldError::invalid_stringer(
                 spec_path(),
                 value.clone(),
                 format!("{i} th reserve ordinal is negative: {n}"),
@@ -89,22 +89,7 @@ fn is_parallel(spec: &StatefulSetSpec) -> bool {
 /// `N%` percentage; resolving against 1 (rounded up) gives at least 1; anything but the integer
 /// 1 needs `podManagementPolicy: Parallel`.
 pub fn validate_max_unavailable(v: &IntOrString, spec: &StatefulSetSpec, path: &Path) -> ErrorList {
-    let mut errs = ErrorList::new();
-    match v {
-        IntOrString::String(s) => {
-            let valid_percent = s
-                .strip_suffix('%')
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
-            if !valid_percent {
-                errs.push(FieldError::invalid(
-                    path.clone(),
-                    s.as_str(),
-                    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
-                ));
-            }
-        }
-        IntOrString::Int(n) => errs.extend(check_nonnegative(i64::from(*n), path.clone())),
-    }
+    let mut errs = kruise_api::validation::intstr::validate_positive_int_or_percent(v, path);
     match resolve_against_one(v) {
         Err(e) => errs.push(FieldError::invalid(
             path.clone(),
@@ -119,24 +104,44 @@ pub fn validate_max_unavailable(v: &IntOrString, spec: &StatefulSetSpec, path: &
         Ok(_) => {}
     }
     if !is_parallel(spec) && *v != IntOrString::Int(1) {
-        errs.push(FieldError::invalid(
+        errs.push(kruise_api::validation::intstr::invalid(
             path.clone(),
-            int_or_string_text(v),
+            v,
             "can only work with Parallel PodManagementPolicyType",
         ));
     }
     errs
 }
 
-/// apimachinery `GetValueFromIntOrPercent(v, 1, true)` ([`intstr::scaled_value`]): integer
-/// percentages only; the error as Go's text.
+/// `maxUnavailable` resolved against 1 replica, rounded up; the error as Go's text.
 fn resolve_against_one(v: &IntOrString) -> Result<i64, String> {
-    intstr::scaled_value(v, 1, true).map_err(|e| match e {
-        intstr::IntStrError::NotAPercentage => format!("invalid value for IntOrString: {e}"),
-        intstr::IntStrError::InvalidNumber { .. } => {
-            format!("invalid value {:?}: {e}", intstr::text(v))
+    // Kubernetes' deprecated `intstr.GetValueFromIntOrPercent(v, 1, true)`, which OpenKruise
+    // calls here: every `%` is dropped and the rest must be an integer (`"3"` is 3%).
+    match v {
+        IntOrString::Int(n) => Ok(i64::from(*n)),
+        IntOrString::String(s) => {
+            let digits = s.replace('%', "");
+            let n = go_atoi(&digits).map_err(|e| {
+                format!(
+                    "invalid value for IntOrString: invalid value {}: {e}",
+                    kruise_api::validation::gofmt::quote(s)
+                )
+            })?;
+            // math.Ceil(float64(n) * 1 / 100)
+            Ok((n as f64 / 100.0).ceil() as i64)
         }
-    })
+    }
+}
+
+/// Go's `strconv.Atoi` on a 64-bit platform: an optional sign and decimal digits.
+fn go_atoi(s: &str) -> Result<i64, String> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let quoted = kruise_api::validation::gofmt::quote(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("strconv.Atoi: parsing {quoted}: invalid syntax"));
+    }
+    s.parse::<i64>()
+        .map_err(|_| format!("strconv.Atoi: parsing {quoted}: value out of range"))
 }
 
 /// `persistentVolumeClaimRetentionPolicy.whenDeleted` / `whenScaled` must be `Retain` or `Delete`.
@@ -284,7 +289,10 @@ pub fn validate_statefulset_with_selector(
 ) -> ErrorList {
     let spec = &sts.spec;
     let sp = spec_path();
-    let mut errs = validate_object_meta(&sts.metadata);
+    // OpenKruise's `validateStatefulSet`: `ValidateObjectMeta(.., ValidateStatefulSetName)`,
+    // a DNS-1123 label (pod names and hostnames derive from it).
+    let mut errs =
+        validate_object_meta_named(&sts.metadata, kruise_api::validation::meta::dns_label_name);
     errs.extend(validate_pod_management_policy(spec));
     errs.extend(validate_reserve_ordinals(spec));
     if let Some(v) = spec

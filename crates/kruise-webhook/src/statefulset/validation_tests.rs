@@ -63,7 +63,7 @@ fn sts_reserve_ordinals() {
     );
     assert_one(
         validate_statefulset(&with(json!({"spec": {"reserveOrdinals": [-1]}}))),
-        "spec: Invalid value: [-1]: 0 th reserve ordinal is negative: -1",
+        "spec: Invalid value: []intstr.IntOrString{intstr.IntOrString{Type:0, IntVal:-1, StrVal:\"\"}}: 0 th reserve ordinal is negative: -1",
     );
     let m = msg(&validate_statefulset(&with(
         json!({"spec": {"reserveOrdinals": ["5-3", "x"]}}),
@@ -107,7 +107,7 @@ fn sts_max_unavailable_rules() {
         validate_statefulset(&with(
             json!({"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}}}),
         )),
-        "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: \"2\": can only work with Parallel PodManagementPolicyType",
+        "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:2, StrVal:\"\"}: can only work with Parallel PodManagementPolicyType",
     );
     assert_one(
         validate_statefulset(&with(
@@ -120,7 +120,7 @@ fn sts_max_unavailable_rules() {
         validate_statefulset(&with(
             json!({"spec": {"scaleStrategy": {"maxUnavailable": 2}}}),
         )),
-        "spec.scaleStrategy.maxUnavailable: Invalid value: \"2\": can only work with Parallel PodManagementPolicyType",
+        "spec.scaleStrategy.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:2, StrVal:\"\"}: can only work with Parallel PodManagementPolicyType",
     );
 }
 
