@@ -811,6 +811,61 @@ impl Builder {
         }
     }
 
+    /// The object-name cases of a kind, each a CREATE of `base` with another `metadata.name` or
+    /// `generateName`: dots, 63/64 and 253/254 characters, upper case, a leading digit, leading
+    /// and trailing `-`, an underscore, an empty name, no name at all, and `generateName` (alone,
+    /// invalid, too long, beside a name). Every webhook applies its own name rule
+    /// (`NameIsDNSSubdomain`, `ValidateStatefulSetName`, `validateSidecarSetName`, ...), which
+    /// these cases pin.
+    fn names(&mut self, base: &Value) {
+        let long = |n: usize| "a".repeat(n);
+        let names: Vec<(&str, Value)> = vec![
+            ("dots", json!("f152.a.b")),
+            ("dot", json!("web.v2")),
+            ("63", json!(long(63))),
+            ("64", json!(long(64))),
+            ("253", json!(long(253))),
+            ("254", json!(long(254))),
+            ("63-dotted", json!(format!("{}.b", long(61)))),
+            ("upper", json!("Web")),
+            ("all-upper", json!("WEB")),
+            ("leading-digit", json!("1web")),
+            ("digits", json!("123")),
+            ("leading-dash", json!("-web")),
+            ("trailing-dash", json!("web-")),
+            ("underscore", json!("a_b")),
+            ("empty", json!("")),
+        ];
+        for (label, name) in names {
+            let mut o = base.clone();
+            o["metadata"]["name"] = name;
+            self.create(&format!("name/{label}"), o);
+        }
+        let mut unnamed = base.clone();
+        if let Some(m) = unnamed["metadata"].as_object_mut() {
+            m.remove("name");
+        }
+        self.create("name/absent", unnamed.clone());
+        for (label, generate) in [
+            ("plain", json!("web-")),
+            ("no-dash", json!("web")),
+            ("dots", json!("web.v2-")),
+            ("upper", json!("Web-")),
+            ("58", json!(format!("{}-", long(57)))),
+            ("63", json!(format!("{}-", long(62)))),
+            ("64", json!(format!("{}-", long(63)))),
+            ("254", json!(format!("{}-", long(253)))),
+            ("underscore", json!("a_b-")),
+        ] {
+            let mut o = unnamed.clone();
+            o["metadata"]["generateName"] = generate.clone();
+            self.create(&format!("generateName/{label}"), o);
+            let mut named = base.clone();
+            named["metadata"]["generateName"] = generate;
+            self.create(&format!("generateName/{label}+name"), named);
+        }
+    }
+
     fn finish(mut self) -> Vec<Case> {
         // Ids stay unique even when two edits happen to have the same label.
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -1003,6 +1058,7 @@ fn cloneset_cases() -> Vec<Case> {
         120,
         0x6b72_7569_7365,
     );
+    b.names(&cloneset_base());
 
     // Updates of stored objects.
     let upd: Vec<Edit> = vec![
@@ -1321,6 +1377,7 @@ fn statefulset_cases(version: &'static str) -> Vec<Case> {
             0x5354_5330
         },
     );
+    b.names(&statefulset_base(version));
     let upd: Vec<Edit> = vec![
         Edit::Set("/spec/replicas", json!(10)),
         Edit::Set("/spec/replicas", json!(-2)),
@@ -1550,6 +1607,7 @@ fn daemonset_cases(version: &'static str) -> Vec<Case> {
             0x4453_5330
         },
     );
+    b.names(&daemonset_base(version));
     let upd: Vec<Edit> = vec![
         Edit::Set(
             "/spec/selector",

@@ -6,13 +6,17 @@
 //! ControllerRevisions, ConfigMaps, Namespaces), each request in the namespace the case names.
 //!
 //! Per case, like the API server: the mutating handler on the object (same verdict; when
-//! allowed, the same object after the patch; when denied, the same field paths), then the
-//! validating handler on OpenKruise's mutated object (same verdict, same field paths). JSON
-//! decoding errors are compared on paths without list indices (Go's decoder names
-//! `spec.template.spec.containers.image`). A case marked `deviation` must still differ (a stale
-//! mark fails too). No answer may be a 5xx where OpenKruise's was not. In a mutated pod, the
-//! time of injection in the SidecarSet hash annotations is masked on both sides
-//! ([`masked_injection_times`]).
+//! allowed, the same object after the patch; when denied, the same field paths and the same
+//! message), then the validating handler on OpenKruise's mutated object (same verdict, same
+//! field paths, same message). Messages are compared byte for byte but for Go's `%#v` of
+//! composite values, which kruise-rs writes as JSON ([`denial_diff`]). A case marked
+//! `deviation` must still differ (a stale mark fails too). No answer may be a 5xx where
+//! OpenKruise's was not. In a mutated pod, the time of injection in the SidecarSet hash
+//! annotations is masked on both sides ([`masked_injection_times`]).
+//!
+//! The recording must be complete and current: every corpus file holds at least its
+//! [`MIN_CASES`], and every case the generator (`kruise_e2e::corpus::all`) makes today is
+//! recorded — a new case kind (e.g. the object-name cases) fails here until it is recorded.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -27,6 +31,20 @@ use serde_json::{Value, json};
 /// The feature gates the recording ran OpenKruise with (`hack/admission-corpus/record.sh`, as
 /// OpenKruise's own e2e does).
 const GATES: &str = "AllAlpha=true,AllBeta=true,EnableExternalCerts=false,TemplateNoDefaults=false";
+
+/// The fewest cases each corpus file may hold (its size when last recorded, rounded down): a
+/// truncated or partial recording fails instead of silently replaying less.
+const MIN_CASES: &[(&str, usize)] = &[
+    ("cloneset", 900),
+    ("daemonset-v1alpha1", 800),
+    ("daemonset-v1beta1", 800),
+    ("pod", 900),
+    ("pod-sidecarset", 570),
+    ("sidecarset-v1alpha1", 1000),
+    ("sidecarset-v1beta1", 1000),
+    ("statefulset-v1alpha1", 800),
+    ("statefulset-v1beta1", 850),
+];
 
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/admission-corpus")
@@ -302,7 +320,124 @@ fn paths_agree(theirs: &Answer, ours: &[String]) -> bool {
             .all(|(w, g)| g == w || (g.starts_with(w.as_str()) && g[w.len()..].starts_with('.')))
 }
 
+/// Differences between two denials of the same webhook: the field paths must agree
+/// ([`paths_agree`]); where both name the same fields (or none), the whole message must be
+/// OpenKruise's too — Go's JSON decoding errors included — byte for byte but for pointer
+/// addresses ([`corpus::without_pointer_addresses`]) and the rendering of composite offending
+/// values, which Go prints in its own `%#v` syntax (`v1.LabelSelector{MatchLabels:...}`) and
+/// kruise-rs as JSON ([`with_composite_values_masked`]).
 fn denial_diff(what: &str, theirs: &Answer, ours: &Response) -> Option<String> {
+    let ours_message = corpus::without_pointer_addresses(&message(ours));
+    let ours_paths = corpus::paths_in_message(&ours_message);
+    if !paths_agree(theirs, &ours_paths) {
+        return Some(format!(
+            "{what}: OpenKruise names {:?} ({}), kruise-rs names {ours_paths:?} ({ours_message})",
+            theirs.paths, theirs.message,
+        ));
+    }
+    let same_fields = theirs.paths == ours_paths;
+    let differs = with_composite_values_masked(&theirs.message)
+        != with_composite_values_masked(&ours_message);
+    (same_fields && differs).then(|| {
+        format!(
+            "{what}: same fields {:?}, other message:\n      OpenKruise: {}\n      kruise-rs:  {ours_message}",
+            theirs.paths, theirs.message
+        )
+    })
+}
+
+/// The field-error markers after which apimachinery writes the offending value
+/// (`field.Error.ErrorBody`).
+const VALUE_MARKERS: [&str; 4] = [
+    ": Invalid value: ",
+    ": Unsupported value: ",
+    ": Duplicate value: ",
+    ": Not found: ",
+];
+
+/// The length of the composite value at the start of `s`, if it is one: Go's `%#v` of a struct,
+/// map, slice or nil map/slice (`v1.LabelSelector{...}`, `map[string]string(nil)`,
+/// `[]string{"a"}`, `intstr.IntOrString{Type:0, ...}`), or kruise-rs' JSON of one (`{...}`,
+/// `[...]`, `null`). Scalars (quoted strings, numbers, booleans) are not composite.
+fn composite_len(s: &str) -> Option<usize> {
+    if s.starts_with("null") {
+        return Some(4);
+    }
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    // A Go type expression before the literal: identifiers, dots, `*`, and bracketed parts.
+    while i < bytes.len() {
+        match bytes[i] {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' | b'*' => i += 1,
+            b'[' if bytes.get(i + 1) != Some(&b'"') && bytes.get(i + 1) != Some(&b'{') => {
+                let close = s[i..].find(']')?;
+                i += close + 1;
+            }
+            _ => break,
+        }
+    }
+    let typed = i > 0;
+    if typed && !matches!(bytes.get(i), Some(b'{') | Some(b'(')) {
+        return None; // a bare number, boolean or word
+    }
+    if !typed && !matches!(bytes.first(), Some(b'{') | Some(b'[')) {
+        return None;
+    }
+    // A balanced group, skipping quoted strings.
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for (j, &c) in bytes.iter().enumerate().skip(i) {
+        if in_str {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_str = true,
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' | b')' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(j + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `message` with every composite offending value replaced by `<value>`: Go renders them with
+/// `%#v` (its own syntax for structs and maps), kruise-rs as JSON; everything else — paths,
+/// error types, scalar values, details, order — stays as it is.
+fn with_composite_values_masked(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some((pos, marker)) = VALUE_MARKERS
+        .iter()
+        .filter_map(|m| rest.find(m).map(|p| (p, *m)))
+        .min_by_key(|(p, _)| *p)
+    {
+        let value_at = pos + marker.len();
+        out.push_str(&rest[..value_at]);
+        rest = &rest[value_at..];
+        if let Some(n) = composite_len(rest) {
+            out.push_str("<value>");
+            rest = &rest[n..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// [`denial_diff`] across layers (kruise-rs' mutating webhook against OpenKruise's validating
+/// webhook or the API server's schema check): the same fields, whatever the wording.
+fn denial_paths_diff(what: &str, theirs: &Answer, ours: &Response) -> Option<String> {
     let ours_paths = corpus::paths_in_message(&message(ours));
     (!paths_agree(theirs, &ours_paths)).then(|| {
         format!(
@@ -375,7 +510,7 @@ async fn replay(rec: &Record, lookup: &Lookup) -> Vec<String> {
                         paths: missing,
                         ..theirs.clone()
                     };
-                    diffs.extend(denial_diff(
+                    diffs.extend(denial_paths_diff(
                         "mutation (vs. the API server's CRD schema check)",
                         &api_server,
                         &ours,
@@ -384,7 +519,7 @@ async fn replay(rec: &Record, lookup: &Lookup) -> Vec<String> {
                 }
                 // Same answer to the user only if OpenKruise's validation refuses the same fields.
                 match rec.validation.as_ref().filter(|v| !v.allowed) {
-                    Some(v) => diffs.extend(denial_diff(
+                    Some(v) => diffs.extend(denial_paths_diff(
                         "mutation (vs. OpenKruise's validation)",
                         v,
                         &ours,
@@ -488,6 +623,43 @@ async fn kruise_rs_answers_every_recorded_case_as_openkruise_does() {
             }
         }
     }
+    // Complete and current: the minimum per file, and every generated case recorded.
+    for (stem, min) in MIN_CASES {
+        let have = summary.get(*stem).map_or(0, |s| s.0);
+        if have < *min {
+            failures.push(format!(
+                "{stem}: {have} recorded cases, fewer than {min} (truncated or partial recording?)"
+            ));
+        }
+    }
+    for c in corpus::all() {
+        assert!(
+            MIN_CASES.iter().any(|(stem, _)| *stem == c.name),
+            "corpus {} has no minimum in MIN_CASES",
+            c.name
+        );
+        let text =
+            std::fs::read_to_string(dir.join(format!("{}.jsonl", c.name))).unwrap_or_default();
+        let recorded: std::collections::BTreeSet<String> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Record>(l).ok())
+            .map(|r| r.case.id)
+            .collect();
+        let missing: Vec<&str> = c
+            .cases
+            .iter()
+            .map(|case| case.id.as_str())
+            .filter(|id| !recorded.contains(*id))
+            .collect();
+        if !missing.is_empty() {
+            failures.push(format!(
+                "{}: {} generated cases are not recorded (re-record with hack/admission-corpus/record.sh), e.g. {:?}",
+                c.name,
+                missing.len(),
+                &missing[..missing.len().min(5)]
+            ));
+        }
+    }
     for (k, (cases, admitted, denied, deviations)) in &summary {
         let injected = match injected.get(k) {
             Some(n) => format!(", {n} with SidecarSets injected"),
@@ -525,5 +697,21 @@ fn only_times_of_injection_are_masked() {
     assert_eq!(
         masked["metadata"]["annotations"]["other"],
         pod["metadata"]["annotations"]["other"]
+    );
+}
+
+#[test]
+fn composite_values_are_masked_scalars_are_not() {
+    let go = r#"[spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:"app", Operator:"In", Values:[]string(nil)}}}, spec.x: Invalid value: map[string]string(nil): bad, spec.y: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"0%"}: both, spec.z: Invalid value: "0%": q, spec.n: Invalid value: 5: n]"#;
+    let rs = r#"[spec.selector: Invalid value: {"matchExpressions":[{"key":"app","operator":"In"}]}, spec.x: Invalid value: null: bad, spec.y: Invalid value: "0%": both, spec.z: Invalid value: "0%": q, spec.n: Invalid value: 5: n]"#;
+    let want = r#"[spec.selector: Invalid value: <value>, spec.x: Invalid value: <value>: bad, spec.y: Invalid value: <value>: both, spec.z: Invalid value: "0%": q, spec.n: Invalid value: 5: n]"#;
+    assert_eq!(with_composite_values_masked(go), want);
+    // A scalar where Go printed a struct still differs.
+    assert_ne!(with_composite_values_masked(rs), want);
+    assert_eq!(
+        with_composite_values_masked(
+            "metadata.name: Invalid value: \"a.b\": must not contain dots"
+        ),
+        "metadata.name: Invalid value: \"a.b\": must not contain dots"
     );
 }

@@ -324,6 +324,28 @@ async fn set_up_cluster(
     case_namespaces: &[String],
 ) -> Result<Value> {
     delete_cluster_objects(client, objects).await?;
+    // SidecarSets are cluster-scoped: one left by anything else (an interrupted e2e test)
+    // would be judged against by OpenKruise's webhook and land in the recorded cluster.
+    let set = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet"});
+    let ours: Vec<String> = objects
+        .iter()
+        .filter(|o| o["kind"] == "SidecarSet")
+        .map(name_of)
+        .collect();
+    let foreign: Vec<String> = dynamic_api(client, &set)?
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .filter(|n| !ours.contains(n))
+        .collect();
+    if !foreign.is_empty() {
+        bail!(
+            "the cluster holds SidecarSets this corpus does not declare: {foreign:?}; delete them (kubectl delete sidecarsets {}) and record again",
+            foreign.join(" ")
+        );
+    }
     for obj in objects {
         let api = dynamic_api(client, obj)?;
         let dynamic: kube::core::DynamicObject = serde_json::from_value(obj.clone())?;

@@ -776,6 +776,7 @@ pub fn cases(version: &'static str) -> Vec<Case> {
             0x5353_4130
         },
     );
+    b.names(&base(version));
     update_cases(&mut b, version);
     b.finish()
 }
