@@ -141,6 +141,8 @@ pub fn to_v1beta1(obj: &a1::SidecarSet) -> b1::SidecarSet {
             latest_revision: st.latest_revision.clone(),
             collision_count: st.collision_count,
             uninjected_pods: st.uninjected_pods,
+            injection_paused_time: st.injection_paused_time.clone(),
+            injection_resumed_time: st.injection_resumed_time.clone(),
         }),
     }
 }
@@ -256,6 +258,8 @@ pub fn to_v1alpha1(obj: &b1::SidecarSet) -> a1::SidecarSet {
             latest_revision: st.latest_revision.clone(),
             collision_count: st.collision_count,
             uninjected_pods: st.uninjected_pods,
+            injection_paused_time: st.injection_paused_time.clone(),
+            injection_resumed_time: st.injection_resumed_time.clone(),
         }),
     }
 }
@@ -762,6 +766,8 @@ mod tests {
             arb_str(),
             proptest::option::of(any::<i32>()),
             proptest::option::of(any::<i32>()),
+            proptest::option::of(0i64..4_000_000_000),
+            proptest::option::of(0i64..4_000_000_000),
         )
             .prop_map(
                 |(
@@ -771,7 +777,14 @@ mod tests {
                     latest_revision,
                     collision_count,
                     uninjected_pods,
+                    paused,
+                    resumed,
                 )| {
+                    let time = |secs: i64| {
+                        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                            k8s_openapi::jiff::Timestamp::from_second(secs).expect("in range"),
+                        )
+                    };
                     a1::SidecarSetStatus {
                         observed_generation,
                         matched_pods: m,
@@ -781,6 +794,8 @@ mod tests {
                         latest_revision,
                         collision_count,
                         uninjected_pods,
+                        injection_paused_time: paused.map(time),
+                        injection_resumed_time: resumed.map(time),
                     }
                 },
             )

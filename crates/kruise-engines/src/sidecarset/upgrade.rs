@@ -195,6 +195,8 @@ pub fn status_changed(stored: Option<&SidecarSetStatus>, new: &SidecarSetStatus)
             != old.latest_revision.as_deref().unwrap_or("")
         || new.collision_count != old.collision_count
         || new.uninjected_pods != old.uninjected_pods
+        || new.injection_paused_time != old.injection_paused_time
+        || new.injection_resumed_time != old.injection_resumed_time
 }
 
 /// OpenKruise `updatePodSidecarContainer` (with `commonControl.UpgradeSidecarContainer`): the

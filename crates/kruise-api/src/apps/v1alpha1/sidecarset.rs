@@ -479,6 +479,18 @@ pub struct SidecarSetStatus {
     /// (failure policy `Ignore`) or before the SidecarSet existed. Absent when 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uninjected_pods: Option<i32>,
+
+    /// kruise-rs extension: when the controller first saw `injectionStrategy.paused` (the
+    /// start of the window in which pods are created without this SidecarSet on purpose; kept
+    /// across later pauses, so the window only widens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injection_paused_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+
+    /// kruise-rs extension: when the controller last saw injection resumed after a pause
+    /// (absent while paused). Pods created between `injectionPausedTime` and this time lack the
+    /// sidecars by design and are not counted in `uninjectedPods`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injection_resumed_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
 
 #[cfg(test)]

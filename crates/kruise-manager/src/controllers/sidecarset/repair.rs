@@ -9,6 +9,7 @@
 //! once its workload can lose one more pod within its `maxUnavailable`, and the workload's
 //! replacement goes through the pod webhook.
 
+use jiff::Timestamp;
 use kruise_api::pod::CachedPod;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -91,9 +92,55 @@ fn exempt(namespace: &str, state: &State) -> bool {
         })
 }
 
+/// The window in which the SidecarSet's injection was paused, as the status records it:
+/// `(injectionPausedTime, injectionResumedTime)`.
+pub type PauseWindow = (Option<Timestamp>, Option<Timestamp>);
+
+/// The pause window to record now (pure): `paused` is `injectionStrategy.paused`, `recorded` the
+/// window in the stored status. While paused the window is open (`since` kept from an earlier
+/// pause, so it only widens; `until` cleared); on the first pass that sees injection resumed
+/// after a pause it is closed at `now`; otherwise it stays as recorded.
+pub fn pause_window(paused: bool, recorded: PauseWindow, now: Timestamp) -> PauseWindow {
+    let (since, until) = recorded;
+    match (paused, since, until) {
+        (true, since, _) => (Some(since.unwrap_or(now)), None),
+        (false, Some(since), None) => (Some(since), Some(now)),
+        (false, since, until) => (since, until),
+    }
+}
+
+/// Whether a pod created at `created` was created while injection was paused (inside the
+/// `window`, open at its end while still paused): the webhook skipped the SidecarSet on
+/// purpose (OpenKruise injects only at creation), so the pod is not a missed injection.
+pub fn created_while_paused(created: Option<Timestamp>, window: PauseWindow) -> bool {
+    let (Some(created), (Some(since), until)) = (created, window) else {
+        return false;
+    };
+    created >= since && until.is_none_or(|until| created <= until)
+}
+
+/// The pause window of `s` now: [`pause_window`] over its spec and stored status.
+pub fn current_pause_window(s: &SidecarSet, now: Timestamp) -> PauseWindow {
+    let paused = s
+        .spec
+        .injection_strategy
+        .as_ref()
+        .and_then(|i| i.paused)
+        .unwrap_or(false);
+    let st = s.status.as_ref();
+    let recorded = (
+        st.and_then(|st| st.injection_paused_time.as_ref())
+            .map(|t| t.0),
+        st.and_then(|st| st.injection_resumed_time.as_ref())
+            .map(|t| t.0),
+    );
+    pause_window(paused, recorded, now)
+}
+
 /// The active pods the SidecarSet selects (namespace and labels) that it did not inject:
-/// not in their `kruise.io/sidecarset-injected-list`, in a namespace the pod webhook serves.
-pub fn uninjected_pods(s: &SidecarSet, state: &State) -> Vec<Arc<CachedPod>> {
+/// not in their `kruise.io/sidecarset-injected-list`, in a namespace the pod webhook serves,
+/// and not created while its injection was paused (`window`, see [`created_while_paused`]).
+pub fn uninjected_pods(s: &SidecarSet, state: &State, window: PauseWindow) -> Vec<Arc<CachedPod>> {
     let Some(selector) = s.spec.selector.as_ref() else {
         return Vec::new();
     };
@@ -129,6 +176,10 @@ pub fn uninjected_pods(s: &SidecarSet, state: &State) -> Vec<Arc<CachedPod>> {
                 && !control::is_pod_injected(p.as_ref(), s)
                 && !exempt(ns, state)
                 && namespace_ok(ns)
+                && !created_while_paused(
+                    p.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                    window,
+                )
         })
         .collect();
     pods.sort_by(|a, b| {
@@ -146,9 +197,19 @@ pub async fn run(
     ctx: &Context,
     state: &State,
     repair: &Repair,
+    window: PauseWindow,
 ) -> Result<(usize, bool), Error> {
     let name = s.name_any();
-    let pods = uninjected_pods(s, state);
+    // With `PodWebhook=false` nothing injects sidecars (OpenKruise's gate): no pod is a missed
+    // injection.
+    let pods = if ctx
+        .gates
+        .enabled(kruise_runtime::features::Feature::PodWebhook)
+    {
+        uninjected_pods(s, state, window)
+    } else {
+        Vec::new()
+    };
     repair
         .gauge
         .get_or_create(&SidecarSetLabels {
@@ -303,5 +364,45 @@ async fn allowed_unavailable(
             ))
         }
         _ => Ok(1),
+    }
+}
+
+#[cfg(test)]
+mod pause_tests {
+    use super::*;
+
+    fn t(s: i64) -> Timestamp {
+        Timestamp::from_second(s).unwrap()
+    }
+
+    #[test]
+    fn the_pause_window_opens_closes_and_only_widens() {
+        // Never paused: no window.
+        assert_eq!(pause_window(false, (None, None), t(10)), (None, None));
+        // First seen paused: opens at now; stays open with the same start.
+        let open = pause_window(true, (None, None), t(10));
+        assert_eq!(open, (Some(t(10)), None));
+        assert_eq!(pause_window(true, open, t(20)), open);
+        // First seen resumed: closes at now; stays closed.
+        let closed = pause_window(false, open, t(30));
+        assert_eq!(closed, (Some(t(10)), Some(t(30))));
+        assert_eq!(pause_window(false, closed, t(40)), closed);
+        // Paused again: reopens from the first start.
+        assert_eq!(pause_window(true, closed, t(50)), (Some(t(10)), None));
+    }
+
+    #[test]
+    fn pods_created_inside_the_window_are_not_missed_injections() {
+        let open = (Some(t(10)), None);
+        let closed = (Some(t(10)), Some(t(30)));
+        assert!(!created_while_paused(Some(t(5)), open));
+        assert!(created_while_paused(Some(t(10)), open));
+        assert!(created_while_paused(Some(t(1000)), open));
+        assert!(created_while_paused(Some(t(20)), closed));
+        assert!(created_while_paused(Some(t(30)), closed));
+        assert!(!created_while_paused(Some(t(31)), closed));
+        assert!(!created_while_paused(Some(t(5)), closed));
+        assert!(!created_while_paused(None, open));
+        assert!(!created_while_paused(Some(t(20)), (None, None)));
     }
 }

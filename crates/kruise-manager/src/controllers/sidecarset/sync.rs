@@ -78,11 +78,15 @@ pub async fn sync(s: &SidecarSet, ctx: &Context, state: &State) -> Result<Action
     let refs: Vec<&CachedPod> = pods.iter().map(|p| p.as_ref()).collect();
 
     let (latest, collision) = register_latest_revision(s, ctx, state, &refs).await?;
-    let (uninjected, replacing) = super::repair::run(s, ctx, state, &state.repair).await?;
+    let window = super::repair::current_pause_window(s, jiff::Timestamp::now());
+    let (uninjected, replacing) = super::repair::run(s, ctx, state, &state.repair, window).await?;
     let mut status = upgrade::calculate_status(s, &refs);
     status.latest_revision = latest.metadata.name.clone();
     status.collision_count = Some(collision);
     status.uninjected_pods = (uninjected > 0).then_some(uninjected as i32);
+    let time = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    status.injection_paused_time = window.0.map(time);
+    status.injection_resumed_time = window.1.map(time);
     // Uninjected pods being replaced: look again once their workloads have moved on.
     let after = if replacing {
         Action::requeue(Duration::from_secs(5))
