@@ -85,6 +85,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.rest_config_burst,
     );
     let metrics = Arc::new(kruise_runtime::metrics::Metrics::new());
+    kruise_runtime::features::warn_unimplemented(&gates, &metrics);
     let client =
         kruise_runtime::process::api_client(args.kubeconfig.as_deref(), metrics.clone(), throttle)
             .await?;

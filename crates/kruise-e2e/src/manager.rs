@@ -118,6 +118,12 @@ impl ManagerSpec {
         self
     }
 
+    /// The port its webhook server listens on (127.0.0.1), the same for every process of this
+    /// spec.
+    pub fn webhook_port(&self) -> u16 {
+        self.webhook_port
+    }
+
     /// Extra flags.
     pub fn args(mut self, extra: &[&str]) -> Self {
         self.extra.extend(extra.iter().map(|s| s.to_string()));

@@ -121,8 +121,10 @@ struct Args {
     webhook_host: Option<String>,
 
     /// Use externally issued certificates (cert-manager style): read Secret
-    /// kruise-webhook-certs (tls.crt, tls.key, ca.crt) without ever writing it, and only check
-    /// that the configured caBundles match. Same as the EnableExternalCerts feature gate.
+    /// kruise-webhook-certs (tls.crt, tls.key, ca.crt) without ever writing it, keep the webhook
+    /// configurations current (webhooks, failure policies, timeouts, the pod webhook's scope)
+    /// without touching their caBundle, and check that the injected caBundles match. Same as
+    /// the EnableExternalCerts feature gate.
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     webhook_external_certs: bool,
 
@@ -166,9 +168,8 @@ struct Args {
     #[arg(long)]
     namespace: Option<String>,
 
-    /// Controllers to run (kruise-rs extension, kube-controller-manager style): `*` = all,
-    /// `name` enables, `-name` disables. Known: cloneset, podreadiness.
-    #[arg(long, value_delimiter = ',', default_value = "*")]
+    // Help text listing the controllers of the registry: `controllers_help`.
+    #[arg(long, value_delimiter = ',', default_value = "*", help = controllers_help())]
     controllers: Vec<String>,
 
     /// Whether CloneSet scaling ignores pods in the PreparingDelete lifecycle state when counting
@@ -240,6 +241,15 @@ fn parse_go_duration(s: &str) -> Result<Duration, String> {
 }
 
 use kruise_manager::controllers::{ControllerFlags, ControllerFuture, REGISTRY as CONTROLLERS};
+
+/// `--controllers`' help: the syntax and every controller of the registry.
+fn controllers_help() -> String {
+    format!(
+        "Controllers to run (kruise-rs extension, kube-controller-manager style): `*` = all, \
+         `name` enables, `-name` disables. Known: {}",
+        known_controllers().join(", ")
+    )
+}
 
 /// Names accepted by `--controllers`.
 fn known_controllers() -> Vec<&'static str> {
@@ -344,6 +354,7 @@ async fn start_webhooks(
                     .enabled(kruise_runtime::features::Feature::KruisePodReadinessGate),
             }
         },
+        gates: ctx.gates.clone(),
     };
     let addr: std::net::SocketAddr = format!("{}:{}", args.webhook_bind_address, args.webhook_port)
         .parse()
@@ -533,6 +544,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
 
     let metrics = Arc::new(kruise_runtime::metrics::Metrics::new());
+    kruise_runtime::features::warn_unimplemented(&gates, &metrics);
     let client =
         kruise_runtime::process::api_client(args.kubeconfig.as_deref(), metrics.clone(), throttle)
             .await?;
@@ -792,6 +804,21 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn controllers_help_lists_every_registered_controller() {
+        use clap::CommandFactory;
+        let cmd = Args::command();
+        let help = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "controllers")
+            .and_then(|a| a.get_help())
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        for c in CONTROLLERS {
+            assert!(help.contains(c.name), "{} missing from {help:?}", c.name);
+        }
+    }
 
     #[test]
     fn go_durations() {

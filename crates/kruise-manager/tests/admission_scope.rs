@@ -185,12 +185,28 @@ async fn sidecarset(
     app: &str,
     annotations: Value,
 ) -> SidecarSet {
+    sidecarset_with(env, ns, name, app, annotations, json!({})).await
+}
+
+/// [`sidecarset`] with more `spec` fields (`extra`, merged at the top of the spec).
+async fn sidecarset_with(
+    env: &TestEnv,
+    ns: &str,
+    name: &str,
+    app: &str,
+    annotations: Value,
+    extra: Value,
+) -> SidecarSet {
+    let mut spec = json!({"selector": {"matchLabels": {"app": app}},
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+        "containers": [{"name": "sidecar", "image": "busybox:1.34"}]});
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        spec[k] = v.clone();
+    }
     let s: SidecarSet = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
         "metadata": {"name": name, "annotations": annotations},
-        "spec": {"selector": {"matchLabels": {"app": app}},
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
-            "containers": [{"name": "sidecar", "image": "busybox:1.34"}]},
+        "spec": spec,
     }))
     .unwrap();
     let api: Api<SidecarSet> = Api::all(env.client.clone());
@@ -210,26 +226,12 @@ async fn selected_pods_are_refused_not_created_without_their_sidecar() {
     let env = env().await;
     let ns = env.namespace("scope-fail").await.unwrap();
     let name = format!("{}-ss", ns.name());
+    let _cleanup = SidecarSetGuard(name.clone());
     let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name());
     let mut manager = TestManager::start(spec, TIMEOUT).await;
     sidecarset(&env, ns.name(), &name, "meshed", json!({})).await;
     // The pod webhook's match condition now includes the SidecarSet's selector.
-    wait_for(
-        "the configuration to follow the SidecarSet",
-        TIMEOUT,
-        || async {
-            let out = kubectl(
-                &["get", "mutatingwebhookconfigurations", "-o", "json"],
-                None,
-            )
-            .ok()?;
-            out.stdout
-                .contains(&format!("'{}'", ns.name()))
-                .then_some(())
-        },
-    )
-    .await
-    .unwrap();
+    wait_scope_follows(ns.name()).await;
     manager.kill();
     ns.api::<Deployment>()
         .create(&PostParams::default(), &deployment("meshed", 2))
@@ -277,26 +279,12 @@ async fn pods_created_under_ignore_are_reported_and_replaced() {
     let env = env().await;
     let ns = env.namespace("scope-ignore").await.unwrap();
     let name = format!("{}-ss", ns.name());
+    let _cleanup = SidecarSetGuard(name.clone());
     let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name())
         .args(&["--webhook-failure-policy", "mpod.kb.io=Ignore"]);
     let mut manager = TestManager::start(spec, TIMEOUT).await;
     sidecarset(&env, ns.name(), &name, "meshed", json!({})).await;
-    wait_for(
-        "the configuration to follow the SidecarSet",
-        TIMEOUT,
-        || async {
-            let out = kubectl(
-                &["get", "mutatingwebhookconfigurations", "-o", "json"],
-                None,
-            )
-            .ok()?;
-            out.stdout
-                .contains(&format!("'{}'", ns.name()))
-                .then_some(())
-        },
-    )
-    .await
-    .unwrap();
+    wait_scope_follows(ns.name()).await;
     manager.kill();
     ns.api::<Deployment>()
         .create(&PostParams::default(), &deployment("meshed", 3))
@@ -429,4 +417,368 @@ async fn the_managers_own_namespace_never_calls_its_webhooks() {
         .await
         .expect_err("a served namespace calls the dead webhook");
     assert!(err.to_string().contains("mpod.kb.io"), "{err}");
+}
+
+/// Deletes a test's (cluster-scoped) SidecarSet when the test ends, pass or fail, so that no
+/// later test or recording meets it.
+struct SidecarSetGuard(String);
+
+impl Drop for SidecarSetGuard {
+    fn drop(&mut self) {
+        let _ = kubectl(
+            &[
+                "delete",
+                "sidecarsets.apps.kruise.io",
+                &self.0,
+                "--ignore-not-found",
+                "--wait=false",
+            ],
+            None,
+        );
+    }
+}
+
+/// Waits until the pod webhook (`mpod.kb.io`) of the test's manager names `ns` in its
+/// `matchConditions` (the SidecarSet pinned to `ns` has reached its scope).
+async fn wait_scope_follows(ns: &str) {
+    use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+    let env = TestEnv::connect().await.expect("testbed");
+    let api = Api::<MutatingWebhookConfiguration>::all(env.client.clone());
+    let name = format!("kruise-mutating-webhook-configuration-{ns}");
+    wait_for(
+        "the pod webhook's scope to follow the SidecarSet",
+        TIMEOUT,
+        || async {
+            let cfg = api.get(&name).await.ok()?;
+            let pod_hook = cfg.webhooks?.into_iter().find(|h| h.name == "mpod.kb.io")?;
+            pod_hook
+                .match_conditions?
+                .iter()
+                .any(|c| c.expression.contains(&format!("'{ns}'")))
+                .then_some(())
+        },
+    )
+    .await
+    .unwrap();
+}
+
+/// External certificates (#32): the manager runs with `--webhook-external-certs` as under
+/// cert-manager — the test writes the Secret (`tls.crt`, `tls.key`, `ca.crt`) and installs the
+/// configurations as shipped (the pod webhook scoped without any SidecarSet) with the CA
+/// injected, as cert-manager's CA injector would. A SidecarSet then selects a plain
+/// Deployment's pods: every pod must carry the sidecar, so the manager must keep the pod
+/// webhook's scope current in this mode too — without touching the injected caBundle.
+#[tokio::test]
+async fn with_external_certificates_selected_pods_still_get_their_sidecar() {
+    use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+    use k8s_openapi::api::core::v1::Secret;
+    use kruise_webhook::{certs, controller};
+    let env = env().await;
+    let ns = env.namespace("scope-extcert").await.unwrap();
+    let home = env.namespace("scope-extcert-home").await.unwrap();
+    let name = format!("{}-ss", ns.name());
+    let _cleanup = SidecarSetGuard(name.clone());
+    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name())
+        .pod_namespace(home.name())
+        .args(&["--webhook-external-certs"]);
+
+    let issued = certs::generate("127.0.0.1", jiff::Timestamp::now()).unwrap();
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "kruise-webhook-certs"},
+        "stringData": {"tls.crt": issued.cert, "tls.key": issued.key, "ca.crt": issued.ca_cert},
+    }))
+    .unwrap();
+    home.api::<Secret>()
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let shipped = controller::WebhookSettings {
+        namespace: home.name().to_owned(),
+        secret_name: "kruise-webhook-certs".into(),
+        endpoint: controller::Endpoint::Url {
+            host: "127.0.0.1".into(),
+            port: spec.webhook_port(),
+        },
+        renew_before: jiff::SignedDuration::ZERO,
+        external_certs: true,
+        only_namespace: Some(ns.name().to_owned()),
+        name_suffix: Some(ns.name().to_owned()),
+        failure_policies: Default::default(),
+        timeout_seconds: Some(controller::DEFAULT_TIMEOUT_SECONDS),
+        pod_scope: controller::PodScope::Needed {
+            sidecarsets: None,
+            every_pod: false,
+        },
+        gates: Default::default(),
+    };
+    let (m, v) = controller::configurations(&shipped, &issued.ca_cert);
+    for cfg in [&m, &v] {
+        let out = kubectl(
+            &["apply", "-f", "-"],
+            Some(&serde_json::to_string(cfg).unwrap()),
+        )
+        .unwrap();
+        assert!(out.success, "{}", out.stderr);
+    }
+
+    let _manager = TestManager::start(spec, TIMEOUT).await;
+    sidecarset(&env, ns.name(), &name, "ext-meshed", json!({})).await;
+    wait_scope_follows(ns.name()).await;
+    ns.api::<Deployment>()
+        .create(&PostParams::default(), &deployment("ext-meshed", 3))
+        .await
+        .unwrap();
+    wait_ready(&ns, "ext-meshed", 3).await;
+    for p in ready_pods(&ns, "ext-meshed").await {
+        assert!(
+            containers(&p).contains(&"sidecar".to_string()),
+            "pod {} created without its sidecar: {:?}",
+            p.name_any(),
+            containers(&p)
+        );
+    }
+    // The caBundle is still the one the issuer injected.
+    let cfg = Api::<MutatingWebhookConfiguration>::all(env.client.clone())
+        .get(&format!(
+            "kruise-mutating-webhook-configuration-{}",
+            ns.name()
+        ))
+        .await
+        .unwrap();
+    for hook in cfg.webhooks.unwrap_or_default() {
+        let bundle = hook
+            .client_config
+            .ca_bundle
+            .map(|b| b.0)
+            .unwrap_or_default();
+        assert_eq!(
+            String::from_utf8_lossy(&bundle),
+            issued.ca_cert,
+            "{}: caBundle rewritten",
+            hook.name
+        );
+    }
+    let _ = Api::<SidecarSet>::all(env.client.clone())
+        .delete(&name, &Default::default())
+        .await;
+}
+
+/// `SidecarNotInjected` Events in `ns`.
+async fn not_injected_events(ns: &TestNamespace) -> usize {
+    ns.api::<Event>()
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("SidecarNotInjected"))
+        .count()
+}
+
+fn uids(pods: &[Pod]) -> BTreeSet<String> {
+    pods.iter().filter_map(|p| p.metadata.uid.clone()).collect()
+}
+
+/// Paused injection (#32): pods created while a SidecarSet's `injectionStrategy.paused` is set
+/// lack its sidecar by design (OpenKruise skips paused SidecarSets at creation and injects
+/// only at creation). With the replacement opt-in on, they are neither reported nor evicted —
+/// across resyncs while paused and after injection resumes; after resuming, new pods get the
+/// sidecar and the old ones are left as they are.
+#[tokio::test]
+async fn pods_created_while_injection_is_paused_are_not_missed_injections() {
+    let env = env().await;
+    let ns = env.namespace("scope-paused").await.unwrap();
+    let name = format!("{}-ss", ns.name());
+    let _cleanup = SidecarSetGuard(name.clone());
+    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name());
+    let _manager = TestManager::start(spec, TIMEOUT).await;
+    sidecarset_with(
+        &env,
+        ns.name(),
+        &name,
+        "paused",
+        json!({"sidecarset.kruise-rs.io/recreate-uninjected-pods": "true"}),
+        json!({"injectionStrategy": {"paused": true}}),
+    )
+    .await;
+    let sets: Api<SidecarSet> = Api::all(env.client.clone());
+    wait_for("status.injectionPausedTime", TIMEOUT, || async {
+        let s = sets.get(&name).await.ok()?;
+        s.status?.injection_paused_time.map(|_| ())
+    })
+    .await
+    .unwrap();
+    let deployments = ns.api::<Deployment>();
+    deployments
+        .create(&PostParams::default(), &deployment("paused", 3))
+        .await
+        .unwrap();
+    wait_ready(&ns, "paused", 3).await;
+    let before = ready_pods(&ns, "paused").await;
+    for p in &before {
+        assert_eq!(containers(p), ["main"], "injected while paused");
+    }
+    let before = uids(&before);
+
+    // Two resyncs while paused: the repair's requeue period is 5 s, and each annotation
+    // change makes the controller reconcile the SidecarSet at once.
+    for round in 0..2 {
+        sets.patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"resync": round.to_string()}}})),
+        )
+        .await
+        .unwrap();
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        let s = sets.get(&name).await.unwrap();
+        assert_eq!(
+            s.status.as_ref().and_then(|s| s.uninjected_pods),
+            None,
+            "pods created while paused reported as missed"
+        );
+    }
+    assert_eq!(not_injected_events(&ns).await, 0);
+    assert_eq!(
+        uids(&ready_pods(&ns, "paused").await),
+        before,
+        "a pod was replaced"
+    );
+
+    // Injection resumes: old pods stay untouched, new pods get the sidecar.
+    sets.patch(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"injectionStrategy": {"paused": false}}})),
+    )
+    .await
+    .unwrap();
+    wait_for("status.injectionResumedTime", TIMEOUT, || async {
+        let s = sets.get(&name).await.ok()?;
+        s.status?.injection_resumed_time.map(|_| ())
+    })
+    .await
+    .unwrap();
+    // A paused SidecarSet is out of the pod webhook's scope; resumed, it is in it again.
+    wait_scope_follows(ns.name()).await;
+    deployments
+        .patch(
+            "paused",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 5}})),
+        )
+        .await
+        .unwrap();
+    wait_ready(&ns, "paused", 5).await;
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let now = ready_pods(&ns, "paused").await;
+    let (old, new): (Vec<&Pod>, Vec<&Pod>) = now
+        .iter()
+        .partition(|p| before.contains(p.metadata.uid.as_deref().unwrap_or("")));
+    assert_eq!(old.len(), 3, "an old pod was replaced");
+    for p in old {
+        assert_eq!(containers(p), ["main"]);
+    }
+    assert_eq!(new.len(), 2);
+    for p in new {
+        assert!(
+            containers(p).contains(&"sidecar".to_string()),
+            "{:?}",
+            containers(p)
+        );
+    }
+    let s = sets.get(&name).await.unwrap();
+    assert_eq!(s.status.and_then(|s| s.uninjected_pods), None);
+    assert_eq!(not_injected_events(&ns).await, 0);
+    let _ = sets.delete(&name, &Default::default()).await;
+}
+
+/// Feature gates (#32): `PodWebhook=false` turns the pod webhook off as in OpenKruise — it is
+/// neither registered nor served, so a pod a SidecarSet selects is created as it is, and it is
+/// not reported as a missed injection; and every enabled gate whose feature kruise-rs lacks is
+/// named at start-up (a warning line and `kruise_feature_gate_unimplemented{name}` 1) while the
+/// manager starts with OpenKruise's e2e gates (`AllAlpha`, `AllBeta`).
+#[tokio::test]
+async fn pod_webhook_gate_and_unimplemented_gates_are_honoured_and_named() {
+    use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+    let env = env().await;
+    let ns = env.namespace("scope-gates").await.unwrap();
+    let name = format!("{}-ss", ns.name());
+    let _cleanup = SidecarSetGuard(name.clone());
+    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).args(&[
+        "--feature-gates",
+        "AllAlpha=true,AllBeta=true,EnableExternalCerts=false,PodWebhook=false",
+    ]);
+    let port = spec.webhook_port();
+    let manager = TestManager::start(spec, TIMEOUT).await;
+
+    let cfg = Api::<MutatingWebhookConfiguration>::all(env.client.clone())
+        .get(&format!(
+            "kruise-mutating-webhook-configuration-{}",
+            ns.name()
+        ))
+        .await
+        .unwrap();
+    let hooks: Vec<String> = cfg
+        .webhooks
+        .unwrap_or_default()
+        .into_iter()
+        .map(|h| h.name)
+        .collect();
+    assert!(!hooks.contains(&"mpod.kb.io".to_string()), "{hooks:?}");
+    assert!(hooks.contains(&"mcloneset.kb.io".to_string()), "{hooks:?}");
+    // Not served either.
+    let out = std::process::Command::new("curl")
+        .args(["-sk", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
+        .arg(format!("https://127.0.0.1:{port}/mutate-pod"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "404");
+
+    sidecarset(&env, ns.name(), &name, "gated", json!({})).await;
+    ns.api::<Deployment>()
+        .create(&PostParams::default(), &deployment("gated", 2))
+        .await
+        .unwrap();
+    wait_ready(&ns, "gated", 2).await;
+    for p in ready_pods(&ns, "gated").await {
+        assert_eq!(containers(&p), ["main"], "injected with PodWebhook=false");
+    }
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let s = Api::<SidecarSet>::all(env.client.clone())
+        .get(&name)
+        .await
+        .unwrap();
+    assert_eq!(s.status.and_then(|s| s.uninjected_pods), None);
+    assert_eq!(not_injected_events(&ns).await, 0);
+
+    let log = std::fs::read_to_string(&manager.process.log).unwrap();
+    for gate in [
+        "ImagePullJobGate",
+        "ResourceDistributionGate",
+        "InPlacePodVerticalScaling",
+    ] {
+        assert!(
+            log.contains(&format!("feature gate {gate}=true:")),
+            "no start-up warning for {gate}"
+        );
+    }
+    assert!(!log.contains("feature gate RecreatePodWhenChangeVCTInCloneSetGate=true:"));
+    // Switched off by PodWebhook=false (OpenKruise's dependency rule): not enabled, no warning.
+    assert!(!log.contains("feature gate WorkloadSpread=true:"));
+    let metrics = manager.process.metrics_text().await.unwrap_or_default();
+    assert!(
+        metrics.contains("kruise_feature_gate_unimplemented{name=\"ResourceDistributionGate\"} 1"),
+        "{}",
+        metrics
+            .lines()
+            .filter(|l| l.contains("unimplemented"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // PodWebhook=false switches the gates that need it off (OpenKruise's dependency rule).
+    assert!(metrics.contains("kruise_feature_gate_unimplemented{name=\"WorkloadSpread\"} 0"));
+    let _ = Api::<SidecarSet>::all(env.client.clone())
+        .delete(&name, &Default::default())
+        .await;
 }

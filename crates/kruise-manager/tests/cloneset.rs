@@ -1726,3 +1726,124 @@ async fn every_lifecycle_transition_stamps_the_timestamp_annotation() {
         assert!(stamp <= s.seen_at, "{s:?}: stamped after it was seen");
     }
 }
+
+/// Static PersistentVolumes for a test's claims (no provisioner on the testbed): `count`
+/// volumes of 10Gi named after the namespace, deleted on drop.
+struct Volumes(Vec<String>);
+
+impl Volumes {
+    async fn create(env: &TestEnv, ns: &str, count: usize) -> Self {
+        use k8s_openapi::api::core::v1::PersistentVolume;
+        let api: Api<PersistentVolume> = Api::all(env.client.clone());
+        let mut names = Vec::new();
+        for i in 0..count {
+            let name = format!("{ns}-pv-{i}");
+            let pv: PersistentVolume = serde_json::from_value(json!({
+                "metadata": {"name": name},
+                "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                    "persistentVolumeReclaimPolicy": "Delete",
+                    "hostPath": {"path": format!("/tmp/{name}")}},
+            }))
+            .unwrap();
+            api.create(&PostParams::default(), &pv).await.unwrap();
+            names.push(name);
+        }
+        Volumes(names)
+    }
+}
+
+impl Drop for Volumes {
+    fn drop(&mut self) {
+        for name in &self.0 {
+            let _ = kruise_e2e::kubectl(
+                &["delete", "pv", name, "--wait=false", "--ignore-not-found"],
+                None,
+            );
+        }
+    }
+}
+
+/// Gate `RecreatePodWhenChangeVCTInCloneSetGate` (#32; OpenKruise's
+/// `defaultCalculateInPlaceUpdateSpec`): without it, an image change that comes with a change
+/// of `volumeClaimTemplates` is done in place (same pods); with it, pods whose revision has
+/// another `kruise.io/cloneset-volumeclaimtemplate-hash` are recreated.
+#[tokio::test]
+async fn volume_claim_template_changes_recreate_pods_only_with_the_gate() {
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace("cs-vct").await.unwrap();
+    let _volumes = Volumes::create(&env, ns.name(), 6).await;
+    let mut m = Manager::start(ns.name()).await;
+    let api = ns.api::<CloneSet>();
+    let vct = |size: &str| {
+        json!([{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
+            "storageClassName": "", "resources": {"requests": {"storage": size}}}}])
+    };
+    let cs = cloneset(
+        "web",
+        2,
+        json!({"updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1},
+               "volumeClaimTemplates": vct("1Gi")}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    wait_ready(&api, "web", 2).await;
+    let uids = |pods: &[Pod]| -> BTreeSet<String> {
+        pods.iter().filter_map(|p| p.metadata.uid.clone()).collect()
+    };
+    let first = uids(&pods_of(&ns, "web").await);
+
+    // Without the gate: in place.
+    patch_spec(
+        &api,
+        "web",
+        json!({"volumeClaimTemplates": vct("2Gi"),
+               "template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    wait_for("2 pods updated in place", TIMEOUT, || async {
+        let cs = api.get("web").await.ok()?;
+        let pods = pods_of(&ns, "web").await;
+        (status_of(&cs).updated_ready_replicas == 2
+            && cs.metadata.generation == status_of(&cs).observed_generation
+            && pods.iter().all(|p| image_of(p) == "nginx:1.26"))
+        .then_some(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        uids(&pods_of(&ns, "web").await),
+        first,
+        "recreated without the gate"
+    );
+
+    // With the gate: recreated.
+    m.kill();
+    drop(m);
+    let mut m = Manager::start_spec(
+        ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).args(&[
+            "--feature-gates",
+            "RecreatePodWhenChangeVCTInCloneSetGate=true",
+        ]),
+    )
+    .await;
+    patch_spec(
+        &api,
+        "web",
+        json!({"volumeClaimTemplates": vct("3Gi"),
+               "template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]}}}),
+    )
+    .await;
+    wait_for("2 pods recreated with the new image", TIMEOUT, || async {
+        let cs = api.get("web").await.ok()?;
+        let pods = pods_of(&ns, "web").await;
+        (pods.len() == 2
+            && status_of(&cs).updated_ready_replicas == 2
+            && cs.metadata.generation == status_of(&cs).observed_generation
+            && pods.iter().all(|p| image_of(p) == "nginx:1.27")
+            && uids(&pods).is_disjoint(&first))
+        .then_some(())
+    })
+    .await
+    .unwrap();
+    m.kill();
+}

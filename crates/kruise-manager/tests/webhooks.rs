@@ -1140,6 +1140,7 @@ async fn external_certificates_are_used_and_never_rewritten() {
         failure_policies: Default::default(),
         timeout_seconds: Some(controller::DEFAULT_TIMEOUT_SECONDS),
         pod_scope: controller::PodScope::Every,
+        gates: Default::default(),
     };
     let (m, v) = controller::configurations(&settings, &issued.ca_cert);
     let out = kubectl(
@@ -1155,7 +1156,6 @@ async fn external_certificates_are_used_and_never_rewritten() {
     .unwrap();
     assert!(out.success, "{}", out.stderr);
     let mapi: Api<MutatingWebhookConfiguration> = Api::all(env.client.clone());
-    let config_rv = mapi.get(MUTATING).await.unwrap().metadata.resource_version;
 
     let manager = WebhookManager::start_with(
         ns.name(),
@@ -1165,6 +1165,9 @@ async fn external_certificates_are_used_and_never_rewritten() {
         &["--webhook-external-certs"],
     );
     manager.ready().await;
+    // The manager keeps the configurations current (server-side apply, without caBundle):
+    // the first sync may have taken ownership of the fields it sets; nothing after that.
+    let config_rv = mapi.get(MUTATING).await.unwrap().metadata.resource_version;
     let cs_api: Api<CloneSet> = Api::namespaced(env.client.clone(), ns.name());
     dry_run_cloneset(&cs_api, "probe")
         .await
@@ -1189,8 +1192,17 @@ async fn external_certificates_are_used_and_never_rewritten() {
     assert_eq!(
         mapi.get(MUTATING).await.unwrap().metadata.resource_version,
         config_rv,
-        "configuration rewritten"
+        "configuration rewritten by an idle resync"
     );
+    // The injected caBundle is the issuer's, untouched.
+    let want = issued.ca_cert.clone();
+    for bundle in mutating_ca_bundles(&env)
+        .await
+        .into_iter()
+        .chain(validating_ca_bundles(&env).await)
+    {
+        assert_eq!(bundle, want, "a caBundle other than the injected one");
+    }
     drop(manager);
 }
 

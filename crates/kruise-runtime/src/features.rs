@@ -142,6 +142,57 @@ features! {
 }
 
 impl Feature {
+    /// What is missing for this gate to do what OpenKruise v1.9.0's does, or `None` when
+    /// kruise-rs implements it. The manager and kruise-daemon warn once at start-up for every
+    /// enabled gate with something missing ([`warn_unimplemented`]) and export it as the gauge
+    /// `kruise_feature_gate_unimplemented{name}`; a test checks that every other gate is read by
+    /// code, so a new gate cannot be accepted silently.
+    pub const fn unimplemented(self) -> Option<&'static str> {
+        use Feature::*;
+        match self {
+            PodUnavailableBudgetDeleteGate | PodUnavailableBudgetUpdateGate => Some(
+                "PodUnavailableBudget (policy.kruise.io) is not implemented: pod deletions, evictions and in-place updates are not checked against any budget",
+            ),
+            WorkloadSpread => Some(
+                "WorkloadSpread is not implemented: its objects are accepted but pods are not spread",
+            ),
+            SidecarTerminator => Some(
+                "the sidecar terminator (kruise-daemon stopping sidecars of completed Job pods) is not implemented",
+            ),
+            PodProbeMarkerGate | EnablePodProbeMarkerOnServerless => Some(
+                "PodProbeMarker / NodePodProbe are not implemented: no probes run and no pod conditions are written",
+            ),
+            ImagePullJobGate => Some(
+                "ImagePullJob, ImageListPullJob and NodeImage are not implemented: no image is pulled",
+            ),
+            PreDownloadImageForInPlaceUpdate => Some(
+                "image pre-download needs kruise-daemon's image puller, which is not implemented: CloneSet creates its ImagePullJobs but nothing pulls the images",
+            ),
+            PreDownloadImageForDaemonSetUpdate => Some(
+                "Advanced DaemonSet image pre-download needs kruise-daemon's image puller, which is not implemented: updates proceed without pre-pulling",
+            ),
+            ResourceDistributionGate => {
+                Some("ResourceDistribution is not implemented: nothing is distributed")
+            }
+            ResourcesDeletionProtection => Some(
+                "deletion protection covers CloneSet and Advanced StatefulSet only: Namespaces, CRDs and other workloads with policy.kruise.io/delete-protection are not protected",
+            ),
+            DeletionProtectionForCRDCascadingGate => Some(
+                "CRD deletion protection is not implemented: a CRD with policy.kruise.io/delete-protection can be deleted",
+            ),
+            EnhancedLivenessProbe => {
+                Some("the enhanced liveness probe (NodePodProbe-based) is not implemented")
+            }
+            InPlaceWorkloadVerticalScaling | InPlacePodVerticalScaling => Some(
+                "in-place resource resize is not implemented: a resources change recreates pods",
+            ),
+            CloneSetEventHandlerOptimization => Some(
+                "not implemented: the CloneSet controller reconciles on every pod change (same results, more reconciles)",
+            ),
+            _ => None,
+        }
+    }
+
     /// Looks a gate up by its exact (case-sensitive) name.
     pub fn from_name(name: &str) -> Option<Feature> {
         Feature::ALL.iter().copied().find(|f| f.name() == name)
@@ -360,10 +411,116 @@ impl FeatureGates {
     }
 }
 
+/// The enabled gates whose feature kruise-rs lacks ([`Feature::unimplemented`]), with what is
+/// missing, in declaration order.
+pub fn enabled_unimplemented(gates: &FeatureGates) -> Vec<(Feature, &'static str)> {
+    Feature::ALL
+        .iter()
+        .filter(|f| gates.enabled(**f))
+        .filter_map(|f| f.unimplemented().map(|why| (*f, why)))
+        .collect()
+}
+
+/// Logs one warning per enabled gate whose feature kruise-rs lacks, and registers the gauge
+/// `kruise_feature_gate_unimplemented{name}` in `registry`: 1 for each such enabled gate, 0 for
+/// the other gates kruise-rs lacks. Start-up goes on: OpenKruise's chart defaults and
+/// `AllAlpha`/`AllBeta` must keep working.
+pub fn warn_unimplemented(gates: &FeatureGates, registry: &crate::metrics::Metrics) {
+    use prometheus_client::encoding::EncodeLabelSet;
+    use prometheus_client::metrics::family::Family;
+    use prometheus_client::metrics::gauge::Gauge;
+    #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+    struct GateLabel {
+        name: String,
+    }
+    let gauge = Family::<GateLabel, Gauge>::default();
+    for f in Feature::ALL.iter().filter(|f| f.unimplemented().is_some()) {
+        gauge
+            .get_or_create(&GateLabel {
+                name: f.name().to_owned(),
+            })
+            .set(i64::from(gates.enabled(*f)));
+    }
+    registry.register(
+        "kruise_feature_gate_unimplemented",
+        "1 for an enabled feature gate whose feature kruise-rs does not implement yet (0: such a gate, disabled)",
+        gauge,
+    );
+    for (f, why) in enabled_unimplemented(gates) {
+        tracing::warn!(gate = f.name(), "feature gate {}=true: {why}", f.name());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use Feature::*;
+
+    /// Every gate kruise-rs claims to implement is read somewhere: `Feature::<Name>` in the
+    /// workspace's sources outside this file, or a dependency rule of
+    /// [`FeatureGates::apply_dependencies`] that reads it (`self.enabled(<Name>)`). A new gate
+    /// is therefore either wired to code or listed in [`Feature::unimplemented`].
+    #[test]
+    fn every_gate_is_read_by_code_or_listed_as_unimplemented() {
+        fn sources(dir: &std::path::Path, out: &mut String) {
+            for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    sources(&p, out);
+                } else if p.extension().is_some_and(|e| e == "rs")
+                    && !p.ends_with("kruise-runtime/src/features.rs")
+                {
+                    out.push_str(&std::fs::read_to_string(&p).expect("read source"));
+                }
+            }
+        }
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut text = String::new();
+        for krate in std::fs::read_dir(&crates).expect("crates").flatten() {
+            let src = krate.path().join("src");
+            if src.is_dir() {
+                sources(&src, &mut text);
+            }
+        }
+        let own = include_str!("features.rs");
+        let rules = own
+            .split("pub fn apply_dependencies")
+            .nth(1)
+            .and_then(|r| r.split("pub fn enabled(").next())
+            .expect("apply_dependencies");
+        let mut silent = Vec::new();
+        for f in Feature::ALL {
+            let read = text.contains(&format!("Feature::{}", f.name()))
+                || rules.contains(&format!("self.enabled({})", f.name()));
+            if f.unimplemented().is_none() && !read {
+                silent.push(f.name());
+            }
+        }
+        assert!(
+            silent.is_empty(),
+            "gates neither read by code nor listed in Feature::unimplemented: {silent:?}"
+        );
+    }
+
+    #[test]
+    fn openkruise_defaults_and_the_e2e_gates_list_what_is_missing() {
+        let defaults: Vec<_> = enabled_unimplemented(&FeatureGates::default())
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect();
+        assert_eq!(
+            defaults,
+            [
+                PodUnavailableBudgetDeleteGate,
+                WorkloadSpread,
+                PodProbeMarkerGate
+            ]
+        );
+        let all = FeatureGates::parse("AllAlpha=true,AllBeta=true").expect("parse");
+        let missing = enabled_unimplemented(&all);
+        assert!(missing.iter().any(|(f, _)| *f == ImagePullJobGate));
+        assert!(missing.iter().all(|(_, why)| !why.is_empty()));
+    }
 
     #[test]
     fn names_round_trip_and_are_unique() {

@@ -3,8 +3,9 @@
 //! without a restart, and keeps `kruise-mutating-webhook-configuration` and
 //! `kruise-validating-webhook-configuration` (webhooks of the implemented paths only, with the
 //! current `caBundle`) and the conversion webhook of every Kruise CRD whose conversion strategy
-//! is `Webhook` in place. With external certificates it only reads the Secret and reports
-//! caBundles that do not match. It resyncs every [`RESYNC`], so a deleted Secret or an
+//! is `Webhook` in place. With external certificates it only reads the Secret, keeps the
+//! configurations current without their `caBundle` (which whoever issues the certificates
+//! injects) and reports caBundles that do not match. It resyncs every [`RESYNC`], so a deleted Secret or an
 //! overwritten `caBundle` is repaired within that time; a resync that finds everything as it
 //! left it reads and writes nothing but a GET per configuration ([`AppliedConfigurations`]).
 
@@ -29,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::certs::{self, CertBundle};
-use super::registry::{self, AdmissionEntry, REGISTRY, WebhookType};
+use super::registry::{self, AdmissionEntry, WebhookType};
 use super::server::CertStore;
 
 /// Interval between two syncs.
@@ -122,6 +123,9 @@ pub struct WebhookSettings {
     pub timeout_seconds: Option<i32>,
     /// Which pods the pod webhook is called for (`--pod-webhook-scope`).
     pub pod_scope: PodScope,
+    /// The feature gates, which decide the webhooks served ([`AdmissionEntry::enabled`]: no
+    /// `mpod.kb.io` with `PodWebhook=false`).
+    pub gates: kruise_runtime::features::FeatureGates,
 }
 
 /// Which pods reach `mpod.kb.io` (see [`crate::scope`]).
@@ -212,7 +216,8 @@ pub fn configurations(s: &WebhookSettings, ca_bundle_pem: &str) -> (Value, Value
     )
 }
 
-/// [`configurations`] as k8s-openapi objects, one webhook per [`REGISTRY`] entry in its order;
+/// [`configurations`] as k8s-openapi objects, one webhook per [`registry::REGISTRY`] entry the gates
+/// enable, in its order;
 /// `pod_condition` narrows the webhooks that skip `control-plane` namespaces (the pod webhooks)
 /// with a `matchConditions` expression.
 pub fn typed_configurations(
@@ -282,7 +287,7 @@ pub fn typed_configurations(
             expression: cond.clone(),
         }])
     };
-    let of_type = |t: WebhookType| REGISTRY.iter().filter(move |e| e.webhook_type == t);
+    let of_type = |t: WebhookType| registry::enabled(&s.gates).filter(move |e| e.webhook_type == t);
     let (mutating_name, validating_name) = s.configuration_names();
     let mutating = MutatingWebhookConfiguration {
         metadata: ObjectMeta {
@@ -462,6 +467,7 @@ pub fn manifests() -> Vec<(String, String)> {
             sidecarsets: None,
             every_pod: false,
         },
+        gates: kruise_runtime::features::FeatureGates::default(),
     };
     let (mut m, mut v) = configurations(&s, "");
     for cfg in [&mut m, &mut v] {
@@ -503,6 +509,27 @@ pub fn manifests() -> Vec<(String, String)> {
         ));
     }
     files
+}
+
+/// The configurations this manager applies: [`configurations`] with the bundle's CA, or — with
+/// external certificates — without any `caBundle`, so that server-side apply never takes the
+/// field from whoever injects it (e.g. cert-manager's CA injector) while the webhooks, their
+/// rules, failure policies, timeouts and the pod webhook's scope are still kept current. That
+/// is what keeps SidecarSet injection working in that mode: the scope follows the SidecarSets
+/// whatever issues the certificates.
+pub fn desired_configurations(s: &WebhookSettings, bundle: &CertBundle) -> (Value, Value) {
+    if !s.external_certs {
+        return configurations(s, &bundle.ca_cert);
+    }
+    let (mut m, mut v) = configurations(s, "");
+    for cfg in [&mut m, &mut v] {
+        for hook in cfg["webhooks"].as_array_mut().into_iter().flatten() {
+            if let Some(client) = hook["clientConfig"].as_object_mut() {
+                client.remove("caBundle");
+            }
+        }
+    }
+    (m, v)
 }
 
 /// What this manager last wrote to each webhook configuration: the desired object (as JSON) and
@@ -586,16 +613,21 @@ pub async fn sync_once(
         .load(&bundle)
         .map_err(|e| kube::Error::Service(e.to_string().into()))?;
 
-    let (mutating, validating) = configurations(s, &bundle.ca_cert);
+    let (mutating, validating) = desired_configurations(s, &bundle);
     let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let vapi: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let pp = PatchParams::apply("kruise-manager").force();
+    let (mutating_name, validating_name) = s.configuration_names();
+    let served = registry::served_paths(&s.gates);
+    apply_configuration(&mapi, &mutating_name, &pp, &mutating, &served, applied).await?;
+    apply_configuration(&vapi, &validating_name, &pp, &validating, &served, applied).await?;
     if s.external_certs {
         // As OpenKruise with EnableExternalCerts: the caBundles are injected by whoever issues
-        // the certificates (e.g. cert-manager); only report a mismatch.
+        // the certificates (e.g. cert-manager's CA injector); the configurations above were
+        // applied without one (this manager never owns the field), so only report a mismatch.
         let want = base64::engine::general_purpose::STANDARD.encode(bundle.ca_cert.as_bytes());
         let mut stale = Vec::new();
-        let (mutating_name, validating_name) = s.configuration_names();
         for (name, cfg) in [
             (
                 mutating_name.as_str(),
@@ -614,7 +646,6 @@ pub async fn sync_once(
                 .as_ref()
                 .and_then(|c| c["webhooks"].as_array().cloned())
                 .unwrap_or_default();
-            let served = registry::served_paths();
             if hooks.iter().any(|h| {
                 webhook_path(h).is_some_and(|p| served.contains(&p.as_str()))
                     && h.pointer("/clientConfig/caBundle").and_then(Value::as_str)
@@ -646,10 +677,6 @@ pub async fn sync_once(
         }
         return Ok(bundle);
     }
-    let pp = PatchParams::apply("kruise-manager").force();
-    let (mutating_name, validating_name) = s.configuration_names();
-    apply_configuration(&mapi, &mutating_name, &pp, &mutating, applied).await?;
-    apply_configuration(&vapi, &validating_name, &pp, &validating, applied).await?;
     for crd in crds.list(&ListParams::default()).await? {
         let name = crd.name_any();
         let value =
@@ -672,6 +699,7 @@ async fn apply_configuration<K>(
     name: &str,
     pp: &PatchParams,
     desired: &Value,
+    served: &[&str],
     applied: &mut AppliedConfigurations,
 ) -> Result<(), kube::Error>
 where
@@ -691,9 +719,7 @@ where
     }
     applied.0.remove(name);
     let mut written = api.patch(name, pp, &Patch::Apply(desired)).await?;
-    if let Some(pruned) =
-        to_value(&written).and_then(|v| prune_unserved(&v, &registry::served_paths()))
-    {
+    if let Some(pruned) = to_value(&written).and_then(|v| prune_unserved(&v, served)) {
         let pruned: K = from_value(pruned)?;
         written = api.replace(name, &PostParams::default(), &pruned).await?;
         info!(
@@ -772,21 +798,20 @@ pub async fn run(
     }
 }
 
-/// Applies the mutating configuration only (with the certificate of the last full sync).
+/// Applies the mutating configuration only (with the certificate of the last full sync; with
+/// external certificates without a caBundle, see [`desired_configurations`]).
 async fn sync_mutating(
     client: &Client,
     s: &WebhookSettings,
     bundle: &CertBundle,
     applied: &mut AppliedConfigurations,
 ) -> Result<(), kube::Error> {
-    if s.external_certs {
-        return Ok(());
-    }
-    let (mutating, _) = configurations(s, &bundle.ca_cert);
+    let (mutating, _) = desired_configurations(s, bundle);
     let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let pp = PatchParams::apply("kruise-manager").force();
     let (mutating_name, _) = s.configuration_names();
-    apply_configuration(&mapi, &mutating_name, &pp, &mutating, applied).await
+    let served = registry::served_paths(&s.gates);
+    apply_configuration(&mapi, &mutating_name, &pp, &mutating, &served, applied).await
 }
 
 #[cfg(test)]
@@ -805,6 +830,7 @@ mod tests {
             failure_policies: BTreeMap::new(),
             timeout_seconds: None,
             pod_scope: PodScope::Every,
+            gates: kruise_runtime::features::FeatureGates::default(),
         }
     }
 
@@ -1043,12 +1069,13 @@ mod tests {
 
     #[test]
     fn unserved_webhooks_are_pruned_and_the_installed_list_kept_as_template() {
-        let (mut m, _) = configurations(&service_settings(), "CA");
-        assert!(prune_unserved(&m, &registry::served_paths()).is_none());
+        let s = service_settings();
+        let (mut m, _) = configurations(&s, "CA");
+        assert!(prune_unserved(&m, &registry::served_paths(&s.gates)).is_none());
         let foreign = json!({"name": "muniteddeployment.kb.io",
             "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-uniteddeployment"}});
         m["webhooks"].as_array_mut().unwrap().push(foreign);
-        let pruned = prune_unserved(&m, &registry::served_paths()).unwrap();
+        let pruned = prune_unserved(&m, &registry::served_paths(&s.gates)).unwrap();
         let served = registry::REGISTRY
             .iter()
             .filter(|e| e.webhook_type == registry::WebhookType::Mutating)
@@ -1071,7 +1098,7 @@ mod tests {
         // An existing template (e.g. written by OpenKruise) is never overwritten.
         let mut again = m.clone();
         again["metadata"]["annotations"] = json!({TEMPLATE_ANNOTATION: "[]"});
-        let pruned = prune_unserved(&again, &registry::served_paths()).unwrap();
+        let pruned = prune_unserved(&again, &registry::served_paths(&s.gates)).unwrap();
         assert_eq!(pruned["metadata"]["annotations"][TEMPLATE_ANNOTATION], "[]");
         assert_eq!(
             webhook_path(&json!({"clientConfig": {"url": "https://h:1/convert?x=1"}})).as_deref(),

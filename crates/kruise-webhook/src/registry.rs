@@ -7,6 +7,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use kruise_runtime::features::{Feature, FeatureGates};
+
 use crate::server::paths;
 use crate::{HandlerContext, Request, Response, cloneset, daemonset, pod, sidecarset, statefulset};
 
@@ -43,8 +45,19 @@ pub struct AdmissionEntry {
     pub resource: &'static str,
     /// Skip namespaces labelled `control-plane` (OpenKruise's selector of the pod webhooks).
     pub skip_control_plane: bool,
+    /// Served only while this feature gate is on (OpenKruise's `addHandlersWithGate`: the pod
+    /// webhook needs `PodWebhook`); `None`: always served. A webhook that is not served is
+    /// neither routed nor written into the configurations, and is pruned from installed ones.
+    pub gate: Option<Feature>,
     /// The handler.
     pub handler: Handler,
+}
+
+impl AdmissionEntry {
+    /// Whether this webhook is served under `gates`.
+    pub fn enabled(&self, gates: &FeatureGates) -> bool {
+        self.gate.is_none_or(|g| gates.enabled(g))
+    }
 }
 
 impl std::fmt::Debug for AdmissionEntry {
@@ -69,6 +82,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE"],
         resource: "pods",
         skip_control_plane: true,
+        gate: Some(Feature::PodWebhook),
         handler: |r, c| Box::pin(pod::mutate(r, c)),
     },
     AdmissionEntry {
@@ -80,6 +94,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "clonesets",
         skip_control_plane: false,
+        gate: None,
         handler: |r, c| Box::pin(cloneset::mutate(r, c)),
     },
     AdmissionEntry {
@@ -91,6 +106,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "daemonsets",
         skip_control_plane: false,
+        gate: None,
         handler: |r, c| Box::pin(daemonset::mutate(r, c)),
     },
     AdmissionEntry {
@@ -102,6 +118,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "sidecarsets",
         skip_control_plane: false,
+        gate: None,
         handler: |r, c| Box::pin(sidecarset::mutate(r, c)),
     },
     AdmissionEntry {
@@ -113,6 +130,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "statefulsets",
         skip_control_plane: false,
+        gate: None,
         handler: |r, c| Box::pin(statefulset::mutate(r, c)),
     },
     AdmissionEntry {
@@ -124,6 +142,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE", "UPDATE", "DELETE"],
         resource: "clonesets",
         skip_control_plane: false,
+        gate: None,
         handler: |r, c| Box::pin(cloneset::validate(r, c)),
     },
     AdmissionEntry {
@@ -135,6 +154,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "daemonsets",
         skip_control_plane: false,
+        gate: None,
         handler: |r, c| Box::pin(daemonset::validate(r, c)),
     },
     AdmissionEntry {
@@ -146,6 +166,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "sidecarsets",
         skip_control_plane: false,
+        gate: None,
         handler: |r, c| Box::pin(sidecarset::validate(r, c)),
     },
     AdmissionEntry {
@@ -157,13 +178,19 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         operations: &["CREATE", "UPDATE", "DELETE"],
         resource: "statefulsets",
         skip_control_plane: false,
+        gate: None,
         handler: |r, c| Box::pin(statefulset::validate(r, c)),
     },
 ];
 
-/// Every admission path served.
-pub fn served_paths() -> Vec<&'static str> {
-    REGISTRY.iter().map(|e| e.path).collect()
+/// The webhooks served under `gates` ([`AdmissionEntry::enabled`]), in registry order.
+pub fn enabled(gates: &FeatureGates) -> impl Iterator<Item = &'static AdmissionEntry> + '_ {
+    REGISTRY.iter().filter(move |e| e.enabled(gates))
+}
+
+/// Every admission path served under `gates`.
+pub fn served_paths(gates: &FeatureGates) -> Vec<&'static str> {
+    enabled(gates).map(|e| e.path).collect()
 }
 
 #[cfg(test)]
@@ -173,12 +200,20 @@ mod tests {
     #[test]
     fn names_and_paths_are_unique() {
         let mut names: Vec<_> = REGISTRY.iter().map(|e| e.name).collect();
-        let mut paths: Vec<_> = served_paths();
+        let mut paths: Vec<_> = served_paths(&FeatureGates::default());
         names.sort_unstable();
         paths.sort_unstable();
         names.dedup();
         paths.dedup();
         assert_eq!(names.len(), REGISTRY.len());
         assert_eq!(paths.len(), REGISTRY.len());
+    }
+
+    #[test]
+    fn pod_webhook_false_turns_the_pod_webhook_off() {
+        let off = FeatureGates::parse("PodWebhook=false").expect("gates");
+        assert!(!served_paths(&off).contains(&paths::MUTATE_POD));
+        assert_eq!(served_paths(&off).len(), REGISTRY.len() - 1);
+        assert!(served_paths(&FeatureGates::default()).contains(&paths::MUTATE_POD));
     }
 }

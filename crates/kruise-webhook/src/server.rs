@@ -204,15 +204,22 @@ pub async fn answer(
         });
     let response = match parsed {
         Err(e) => {
-            let uid = serde_json::from_slice::<serde_json::Value>(body)
-                .ok()
+            let doc = serde_json::from_slice::<serde_json::Value>(body).ok();
+            let uid = doc
+                .as_ref()
                 .and_then(|v| v.pointer("/request/uid")?.as_str().map(str::to_owned))
                 .unwrap_or_default();
-            // Name the object's own field (`metadata`), as a handler's decoding would.
-            let e = e
-                .strip_prefix("request.object.")
-                .map(str::to_owned)
-                .unwrap_or(e);
+            // What OpenKruise's decoder says of the object (Go's JSON error, e.g. an object
+            // whose `metadata` is a string); else name the object's own field, as a handler's
+            // decoding would.
+            let e = doc
+                .as_ref()
+                .and_then(super::support::go_decoding_error)
+                .unwrap_or_else(|| {
+                    e.strip_prefix("request.object.")
+                        .map(str::to_owned)
+                        .unwrap_or(e)
+                });
             let mut r = AdmissionResponse::invalid(e);
             r.uid = uid;
             r.result.code = super::support::CODE_BAD_REQUEST;
@@ -295,11 +302,12 @@ pub mod paths {
     pub const CONVERT: &str = "/convert";
 }
 
-/// The router: every admission webhook of the [`REGISTRY`], `/convert` and `/healthz`; each
+/// The router: every admission webhook of the [`REGISTRY`] enabled by the feature gates
+/// ([`AdmissionEntry::enabled`]; a disabled one answers 404), `/convert` and `/healthz`; each
 /// admission request counted and timed in `metrics`.
 pub fn router(ctx: Shared, metrics: WebhookMetrics) -> Router {
     let mut router = Router::new().route("/healthz", get(|| async { "ok" }));
-    for entry in REGISTRY {
+    for entry in REGISTRY.iter().filter(|e| e.enabled(&ctx.gates)) {
         let metrics = metrics.clone();
         router = router.route(
             entry.path,

@@ -1046,6 +1046,12 @@ fn inplace_spec(
             .and_then(|s| s.grace_period_seconds)
             .unwrap_or(0),
         env_from_metadata: ctx.gates.enabled(Feature::InPlaceUpdateEnvFromMetadata),
+        // OpenKruise's defaultCalculateInPlaceUpdateSpec: with the gate, revisions whose
+        // `kruise.io/cloneset-volumeclaimtemplate-hash` differ are not updated in place, so the
+        // recreated pod gets claims of the new templates.
+        recreate_pod_when_change_vct: ctx
+            .gates
+            .enabled(Feature::RecreatePodWhenChangeVCTInCloneSetGate),
         ..inplace::UpdateOptions::default()
     };
     inplace::calculate_update_spec(old, new, &opts)
