@@ -1,5 +1,5 @@
 # kruise-rs developer entry points. Every target shows progress and fails with a reason.
-.PHONY: protoc help demo test testbed-up testbed-down testbed-status testbed-build crds crds-check golden golden-check fmt lint
+.PHONY: protoc help demo test conformance testbed-up testbed-down testbed-status testbed-build crds crds-check golden golden-check fmt lint
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -9,6 +9,10 @@ demo: ## README command 1: testbed + CRDs + kruise-manager + a CloneSet in-place
 
 test: ## run all tests: fmt, CRD staleness, clippy, unit + e2e on the local testbed (started and stopped if not running)
 	hack/test.sh
+
+conformance: ## OpenKruise v1.9.0's own e2e specs of AREA (CloneSet, StatefulSet, DaemonSet, SidecarSet, SidecarResourcesPolicy) against kruise-manager on the testbed (not part of make test)
+	@[ -n "$(AREA)" ] || { echo "usage: make conformance AREA=<CloneSet|StatefulSet|DaemonSet|SidecarSet|SidecarResourcesPolicy|label filter>" >&2; exit 2; }
+	hack/conformance/conformance.sh "$(AREA)"
 
 testbed-up: ## start the local control plane + kwok nodes (NODES=3) + real nodes (REAL_NODES=1); builds binaries on first use
 	hack/testbed/testbed.sh up --nodes $(or $(NODES),3) --real-nodes $(or $(REAL_NODES),1)

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# OpenKruise v1.9.0's own e2e specs of one area, against kruise-manager on the local testbed, run
+# the way users run the manager (webhooks on, OpenKruise's e2e feature gates, the CRDs, the
+# generated ClusterRole and the conversion patches of config/ installed).
+#
+#   hack/conformance/conformance.sh AREA          # make conformance AREA=<area>
+#
+# AREA is one of the rows of README's conformance table (CloneSet, StatefulSet, DaemonSet,
+# SidecarSet, SidecarResourcesPolicy), which carry the label filter and the specs this testbed
+# cannot run (real kubelet, kruise-daemon, storage); any other value is used as a ginkgo label
+# filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
+# KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
+# testbed is started here; default 10), E2E_FLAGS (more flags for the e2e binary).
+#
+# The e2e binary is built once from the Go module proxy (`go test -c` of
+# github.com/openkruise/kruise/test/e2e at the module version of tag v1.9.0) and cached beside
+# the testbed binaries. Needs Go and the module proxy on first use (about 5 minutes on 2 cores).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+log() { echo "[conformance] $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+AREA="${1:-${AREA:-}}"
+[ -n "$AREA" ] || die "usage: $0 <area> (CloneSet, StatefulSet, DaemonSet, SidecarSet, SidecarResourcesPolicy, or a ginkgo label filter)"
+KRUISE_MODULE_VERSION=v1.9.0
+
+case "$AREA" in
+  CloneSet)
+    LABEL='CloneSet && !InplaceVPA && !ContainerMeta'
+    DEFAULT_SKIP='same imageID|env from label|with priorities|DisablePVCReuse|VolumeClaimTemplate changes|env from metadata' ;;
+  StatefulSet)
+    LABEL='StatefulSet && !InplaceVPA && !VolumeExpansion'
+    DEFAULT_SKIP='should provide basic identity|should adopt matching orphans|predecessor fails|roll backs of template modifications|in-place update env from label|Scaling should happen in predictable order|Burst scaling should run to completion|Should recreate evicted statefulset|scale strategy is set|StatefulSetAutoDeletePVC|PVC should be recreated when pod is pending' ;;
+  DaemonSet)
+    LABEL='DaemonSet && !InplaceVPA'
+    DEFAULT_SKIP='surging update daemonset with minReadySeconds' ;;
+  SidecarSet)
+    LABEL='SidecarSet'
+    DEFAULT_SKIP='failed image|image, and maxUnavailable|image, and paused' ;;
+  SidecarResourcesPolicy)
+    LABEL='SidecarResourcesPolicy'
+    DEFAULT_SKIP='' ;;
+  *)
+    LABEL="$AREA"
+    DEFAULT_SKIP='' ;;
+esac
+SKIP="${SKIP-$DEFAULT_SKIP}"
+
+source hack/testbed/versions.sh
+E2E_DIR="$TESTBED_CACHE/openkruise-e2e-$KRUISE_MODULE_VERSION"
+E2E_BIN="$E2E_DIR/openkruise-e2e.test"
+
+build_e2e() {
+  command -v go >/dev/null || die "go is not installed (needed once to build OpenKruise's e2e binary)"
+  log "building OpenKruise $KRUISE_MODULE_VERSION's e2e binary from the Go module proxy (once; a few minutes)"
+  local dir src work
+  # The checksum database has no entry for this module version (the proxy serves it; its
+  # dependencies are checked against its own go.sum when it is built).
+  dir=$(GONOSUMDB=github.com/openkruise/kruise GOFLAGS=-mod=mod GOTOOLCHAIN=local \
+        go mod download -json "github.com/openkruise/kruise@$KRUISE_MODULE_VERSION" \
+        | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("Dir","")); sys.exit(1 if d.get("Error") else 0)') \
+    || die "go mod download github.com/openkruise/kruise@$KRUISE_MODULE_VERSION failed"
+  [ -d "$dir/test/e2e" ] || die "$dir has no test/e2e"
+  work=$(mktemp -d /tmp/openkruise-e2e-src.XXXXXX)
+  # The module cache is read-only; build from a writable copy (as the main module, so its
+  # replace directives apply).
+  cp -r "$dir/." "$work/" && chmod -R u+w "$work"
+  mkdir -p "$E2E_DIR"
+  (cd "$work" && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0 go test -c -o "$E2E_BIN.tmp" ./test/e2e) \
+    || { rm -rf "$work"; die "go test -c ./test/e2e failed"; }
+  mv "$E2E_BIN.tmp" "$E2E_BIN"
+  rm -rf "$work"
+  log "cached $E2E_BIN"
+}
+[ -x "$E2E_BIN" ] || build_e2e
+
+started_testbed=0
+MPID=""
+cleanup() {
+  local rc=$?
+  if [ -n "$MPID" ]; then kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null || true; fi
+  if [ "$started_testbed" = 1 ] && [ "${KEEP_TESTBED:-0}" != 1 ]; then
+    log "stopping the testbed this run started"
+    hack/testbed/testbed.sh down >&2 || rc=1
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+
+if ! hack/testbed/testbed.sh status >/dev/null 2>&1; then
+  log "starting the testbed (${NODES:-10} kwok nodes)"
+  started_testbed=1
+  hack/testbed/testbed.sh up --nodes "${NODES:-10}" >&2 || die "the testbed did not start"
+fi
+eval "$(hack/testbed/testbed.sh env)"
+# A manager left by `make demo` would fight with this one.
+hack/demo/demo.sh stop >/dev/null 2>&1 || true
+
+log "building kruise-manager"
+cargo build -q -p kruise-manager || die "cargo build failed"
+MANAGER="${CARGO_TARGET_DIR:-target}/debug/kruise-manager"
+
+log "installing the CRDs, the ClusterRole and the conversion patches of config/"
+kubectl apply --server-side --force-conflicts -f config/crd/bases >/dev/null
+kubectl apply --server-side --force-conflicts -f config/rbac >/dev/null
+# A field manager of its own: with the CRDs' one, server-side apply would drop the rest of them.
+kubectl apply --server-side --force-conflicts --field-manager=kruise-conversion -f config/webhook/crd-conversion >/dev/null
+kubectl create namespace kruise-system >/dev/null 2>&1 || true
+
+STATE="${XDG_STATE_HOME:-$HOME/.local/state}/kruise-rs/conformance"
+mkdir -p "$STATE"
+MLOG="$STATE/manager-$AREA.log"
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+HEALTH=$(port); METRICS=$(port)
+log "starting kruise-manager (log $MLOG)"
+POD_NAMESPACE=kruise-system "$MANAGER" --kubeconfig "$KUBECONFIG" --webhook-host 127.0.0.1 \
+  --feature-gates AllAlpha=true,AllBeta=true,EnableExternalCerts=false,TemplateNoDefaults=false \
+  --metrics-addr "127.0.0.1:$METRICS" --health-probe-addr "127.0.0.1:$HEALTH" -v 1 > "$MLOG" 2>&1 &
+MPID=$!
+for i in $(seq 120); do
+  curl -sf "http://127.0.0.1:$HEALTH/readyz" >/dev/null 2>&1 && break
+  kill -0 "$MPID" 2>/dev/null || die "kruise-manager exited; see $MLOG"
+  [ $((i % 10)) -eq 0 ] && log "waiting for kruise-manager /readyz (${i}s)"
+  sleep 1
+done
+curl -sf "http://127.0.0.1:$HEALTH/readyz" >/dev/null || die "kruise-manager not ready after 120 s; see $MLOG"
+
+REPORT="$STATE/e2e-$AREA.json"
+log "running OpenKruise $KRUISE_MODULE_VERSION's e2e: label '$LABEL'${SKIP:+, skipping '$SKIP'}"
+start=$(date +%s)
+set +e
+args=(--ginkgo.label-filter="$LABEL" --ginkgo.v --ginkgo.no-color --ginkgo.timeout=3h
+      --ginkgo.json-report="$REPORT")
+[ -n "$SKIP" ] && args+=(--ginkgo.skip="$SKIP")
+[ -n "${FOCUS:-}" ] && args+=(--ginkgo.focus="$FOCUS")
+# shellcheck disable=SC2086
+"$E2E_BIN" "${args[@]}" ${E2E_FLAGS:-} > "$STATE/e2e-$AREA.log" 2>&1
+rc=$?
+set -e
+elapsed=$(( $(date +%s) - start ))
+# The ginkgo summary (the lines from "Ran N of M Specs" on).
+sed -n '/^Ran [0-9]* of [0-9]* Specs/,$p' "$STATE/e2e-$AREA.log"
+grep -E '^\s*\[FAIL\]' "$STATE/e2e-$AREA.log" | sort -u || true
+log "area $AREA: exit $rc in ${elapsed}s (log $STATE/e2e-$AREA.log, report $REPORT, manager log $MLOG)"
+if ! kill -0 "$MPID" 2>/dev/null; then
+  log "kruise-manager is no longer running (it must not exit during the run)"
+  rc=1
+fi
+exit "$rc"
