@@ -78,21 +78,10 @@ struct Args {
     #[arg(long)]
     feature_gates: Vec<String>,
 
-    /// Max concurrent CloneSet reconciles.
-    #[arg(long, default_value_t = 3)]
-    cloneset_workers: u16,
-
-    /// Max concurrent Advanced StatefulSet reconciles.
-    #[arg(long, default_value_t = 3)]
-    statefulset_workers: u16,
-
-    /// Max concurrent Advanced DaemonSet reconciles.
-    #[arg(long, default_value_t = 3)]
-    daemonset_workers: u16,
-
-    /// Max concurrent SidecarSet reconciles.
-    #[arg(long, default_value_t = 3)]
-    sidecarset_workers: u16,
+    /// `--<controller>-workers` of every controller of the registry that has one (added to the
+    /// command by [`command`], read by [`parse_args`]).
+    #[arg(skip)]
+    workers: std::collections::BTreeMap<&'static str, u16>,
 
     /// Daemon pods are bound to their node by the scheduler (a `metadata.name` node affinity);
     /// `false` sets `spec.nodeName` instead.
@@ -249,6 +238,41 @@ fn controllers_help() -> String {
          `name` enables, `-name` disables. Known: {}",
         known_controllers().join(", ")
     )
+}
+
+/// The flags: [`Args`] plus `--<name>-workers` (max concurrent reconciles) for every
+/// controller of the registry with a worker count ([`kruise_manager::controllers::ControllerEntry::workers`]).
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    CONTROLLERS
+        .iter()
+        .filter_map(|c| c.workers.map(|default| (c.name, default)))
+        .fold(Args::command(), |cmd, (name, default)| {
+            cmd.arg(
+                clap::Arg::new(name)
+                    .long(format!("{name}-workers"))
+                    .value_parser(clap::value_parser!(u16))
+                    .default_value(default.to_string())
+                    .help(format!("Max concurrent {name} reconciles")),
+            )
+        })
+}
+
+/// Parses the command line ([`command`]).
+fn parse_args<I, T>(argv: I) -> Result<Args, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(argv)?;
+    let mut args = Args::from_arg_matches(&matches)?;
+    for c in CONTROLLERS.iter().filter(|c| c.workers.is_some()) {
+        if let Some(n) = matches.get_one::<u16>(c.name) {
+            args.workers.insert(c.name, *n);
+        }
+    }
+    Ok(args)
 }
 
 /// Names accepted by `--controllers`.
@@ -569,10 +593,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let flags = ControllerFlags {
         controllers: args.controllers.clone(),
         cloneset_scaling_exclude_preparing_delete: args.cloneset_scaling_exclude_preparing_delete,
-        cloneset_workers: args.cloneset_workers,
-        statefulset_workers: args.statefulset_workers,
-        daemonset_workers: args.daemonset_workers,
-        sidecarset_workers: args.sidecarset_workers,
+        workers: args.workers.clone(),
         assign_pods_by_scheduler: args.assign_pods_by_scheduler,
     };
     let servers_stop = CancellationToken::new();
@@ -777,7 +798,7 @@ fn main_runtime(nice: i32) -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
     init_logging(args.log_format, args.verbosity);
     // The admission runtime first: threads inherit their creator's niceness, and only a
     // privileged process could take the main runtime's back.
@@ -807,8 +828,7 @@ mod tests {
 
     #[test]
     fn controllers_help_lists_every_registered_controller() {
-        use clap::CommandFactory;
-        let cmd = Args::command();
+        let cmd = command();
         let help = cmd
             .get_arguments()
             .find(|a| a.get_id() == "controllers")
@@ -889,7 +909,7 @@ mod tests {
 
     #[test]
     fn flag_defaults() {
-        let a = Args::try_parse_from(["kruise-manager"]).unwrap();
+        let a = parse_args(["kruise-manager"]).unwrap();
         assert!(a.enable_leader_election);
         assert_eq!(a.leader_election_namespace, "kruise-system");
         assert_eq!(a.leader_election_id, "kruise-manager");
@@ -898,7 +918,13 @@ mod tests {
         assert_eq!(a.controller_nice, 5);
         assert_eq!(a.log_format, LogFormat::Text);
         assert_eq!(a.verbosity, 0);
-        assert_eq!(a.cloneset_workers, 3);
+        for c in ["cloneset", "statefulset", "daemonset", "sidecarset"] {
+            assert_eq!(a.workers.get(c), Some(&3), "--{c}-workers");
+        }
+        assert_eq!(a.workers.get("podreadiness"), None, "no flag");
+        let a = parse_args(["kruise-manager", "--sidecarset-workers", "7"]).unwrap();
+        assert_eq!(a.workers.get("sidecarset"), Some(&7));
+        assert!(parse_args(["kruise-manager", "--podreadiness-workers", "2"]).is_err());
         assert_eq!(a.expectation_timeout, Duration::from_secs(300));
         assert_eq!(a.rest_config_qps, 30);
         assert_eq!(a.rest_config_burst, 50);

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
-use crate::rbac::{READ, READ_WRITE, rule};
+use kruise_runtime::rbac::{READ, READ_WRITE, rule};
 use kruise_runtime::runner::{self as runtime, Context};
 
 /// The future that runs one set-up controller until shutdown.
@@ -26,44 +26,26 @@ pub struct ControllerFlags {
     pub controllers: Vec<String>,
     /// `--cloneset-scaling-exclude-preparing-delete`.
     pub cloneset_scaling_exclude_preparing_delete: bool,
-    /// `--cloneset-workers` (OpenKruise's flag; 0 is taken as 1).
-    pub cloneset_workers: u16,
-    /// `--statefulset-workers` (OpenKruise's flag; 0 is taken as 1).
-    pub statefulset_workers: u16,
-    /// `--daemonset-workers` (OpenKruise's flag; 0 is taken as 1).
-    pub daemonset_workers: u16,
-    /// `--sidecarset-workers` (OpenKruise's flag; 0 is taken as 1).
-    pub sidecarset_workers: u16,
+    /// `--<controller>-workers` per controller name (OpenKruise's flags, e.g.
+    /// `--cloneset-workers`; 0 is taken as 1); see [`ControllerFlags::workers`].
+    pub workers: std::collections::BTreeMap<&'static str, u16>,
     /// `--assign-pods-by-scheduler`: daemon pods are bound by the scheduler (node affinity)
     /// rather than by `spec.nodeName`.
     pub assign_pods_by_scheduler: bool,
 }
 
-/// Sets up a controller of pods: the shared pod informer (started now), the pod changes
-/// `wanted` selects as triggers, and `reconcile` for each, run by [`runtime::run_controller`]
-/// once the pod cache has synced. Used by the controllers whose only input is the pod itself
-/// (pod readiness, container launch priority).
-pub fn pod_controller<Fut, E>(
-    ctx: &Arc<Context>,
-    name: &'static str,
-    workers: u16,
-    wanted: fn(&kruise_api::pod::CachedPod) -> bool,
-    reconcile: fn(Arc<kruise_api::pod::CachedPod>, Arc<Context>) -> Fut,
-) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static
-where
-    Fut:
-        std::future::Future<Output = Result<kube::runtime::controller::Action, E>> + Send + 'static,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    use futures::StreamExt;
-    let ctx = ctx.clone();
-    let pods = ctx.cache.informer::<kruise_api::pod::CachedPod>();
-    let caches = vec![pods.synced()];
-    let triggers = pods
-        .applied_objects()
-        .filter(move |p| std::future::ready(wanted(p)));
-    let controller = runtime::Triggers::new(triggers, pods.store().clone());
-    async move { runtime::run_controller(ctx, name, workers, controller, caches, reconcile).await }
+impl ControllerFlags {
+    /// The worker count of controller `name`: its `--<name>-workers`, else the registry's
+    /// default for it, else 1.
+    pub fn workers(&self, name: &str) -> u16 {
+        self.workers.get(name).copied().unwrap_or_else(|| {
+            REGISTRY
+                .iter()
+                .find(|c| c.name == name)
+                .and_then(|c| c.workers)
+                .unwrap_or(1)
+        })
+    }
 }
 
 /// One controller of the manager: its `--controllers` name, its set-up function (which starts
@@ -76,6 +58,9 @@ pub struct ControllerEntry {
     pub setup: fn(&Arc<Context>, &ControllerFlags) -> ControllerFuture,
     /// The API access it needs.
     pub rules: fn() -> Vec<PolicyRule>,
+    /// The default of its `--<name>-workers` flag (max concurrent reconciles); `None`: no flag
+    /// (the controller picks its own count).
+    pub workers: Option<u16>,
 }
 
 /// The controller registry: adding a controller is one module and one entry here; the
@@ -86,7 +71,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         setup: |ctx, flags| {
             Box::pin(cloneset::setup(
                 ctx,
-                flags.cloneset_workers,
+                flags.workers(cloneset::CONTROLLER_NAME),
                 flags.cloneset_scaling_exclude_preparing_delete,
             ))
         },
@@ -110,10 +95,16 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("", &["nodes"], READ),
             ]
         },
+        workers: Some(3),
     },
     ControllerEntry {
         name: statefulset::CONTROLLER_NAME,
-        setup: |ctx, flags| Box::pin(statefulset::setup(ctx, flags.statefulset_workers)),
+        setup: |ctx, flags| {
+            Box::pin(statefulset::setup(
+                ctx,
+                flags.workers(statefulset::CONTROLLER_NAME),
+            ))
+        },
         rules: || {
             vec![
                 rule(
@@ -133,13 +124,14 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("apps", &["controllerrevisions"], READ_WRITE),
             ]
         },
+        workers: Some(3),
     },
     ControllerEntry {
         name: daemonset::CONTROLLER_NAME,
         setup: |ctx, flags| {
             Box::pin(daemonset::setup(
                 ctx,
-                flags.daemonset_workers,
+                flags.workers(daemonset::CONTROLLER_NAME),
                 flags.assign_pods_by_scheduler,
             ))
         },
@@ -162,10 +154,16 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("apps", &["controllerrevisions"], READ_WRITE),
             ]
         },
+        workers: Some(3),
     },
     ControllerEntry {
         name: sidecarset::CONTROLLER_NAME,
-        setup: |ctx, flags| Box::pin(sidecarset::setup(ctx, flags.sidecarset_workers)),
+        setup: |ctx, flags| {
+            Box::pin(sidecarset::setup(
+                ctx,
+                flags.workers(sidecarset::CONTROLLER_NAME),
+            ))
+        },
         rules: || {
             vec![
                 rule(
@@ -188,6 +186,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("apps.kruise.io", &["clonesets"], &["get"]),
             ]
         },
+        workers: Some(3),
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,
@@ -198,6 +197,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("", &["pods/status"], &["get", "patch", "update"]),
             ]
         },
+        workers: None,
     },
     ControllerEntry {
         name: containerlaunchpriority::CONTROLLER_NAME,
@@ -208,5 +208,6 @@ pub const REGISTRY: &[ControllerEntry] = &[
                 rule("", &["configmaps"], &["get", "create", "patch"]),
             ]
         },
+        workers: None,
     },
 ];

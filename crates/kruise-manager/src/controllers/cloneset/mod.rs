@@ -24,20 +24,21 @@ mod sync;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::apps::v1beta1::ImagePullJob;
 use kruise_api::pod::CachedPod;
+use kube::ResourceExt;
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::{Resource, ResourceExt};
+use kube::runtime::reflector::Store;
 use tracing::{debug, warn};
 
-use kruise_runtime::cache::{CacheEvent, Cached, Informer};
+use kruise_runtime::cache::Informer;
 
-use kruise_engines::expectations::{ResourceVersionExpectations, ScaleAction, ScaleExpectations};
+use crate::scaffold;
+
+use kruise_engines::expectations::{ResourceVersionExpectations, ScaleExpectations};
 use kruise_runtime::metrics::{ObjectLabels, UntypedCounter};
 use kruise_runtime::runner::{self as runtime, Context};
 use prometheus_client::metrics::family::Family;
@@ -45,25 +46,16 @@ use prometheus_client::metrics::family::Family;
 /// Name of the controller in metrics and logs.
 pub const CONTROLLER_NAME: &str = "cloneset";
 
-/// Errors of one CloneSet sync. Every variant is retried with backoff; user errors are also
-/// reported as Events.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// An API call failed.
-    #[error("kubernetes API error: {0}")]
-    Kube(#[from] kube::Error),
+pub use crate::scaffold::Error;
+
+/// The kind whose controller owner references mark the objects this controller owns.
+const KIND: &str = "CloneSet";
+
+impl From<plan::PlanError> for Error {
     /// The CloneSet spec cannot be planned (e.g. an invalid partition).
-    #[error("invalid CloneSet spec: {0}")]
-    Plan(#[from] plan::PlanError),
-    /// A revision could not be built or read.
-    #[error("revision: {0}")]
-    Revision(#[from] kruise_engines::revision::RevisionError),
-    /// A shared workload control failed.
-    #[error(transparent)]
-    Control(#[from] crate::workload::ControlError),
-    /// Anything else that makes the sync fail.
-    #[error("{0}")]
-    Other(String),
+    fn from(e: plan::PlanError) -> Self {
+        Error::Other(format!("invalid CloneSet spec: {e}"))
+    }
 }
 
 /// State shared by all reconciles of the CloneSet controller: the stores of owned objects (from
@@ -90,55 +82,6 @@ pub struct State {
     /// OpenKruise's `cloneset_scale_expectation_leakage{namespace,name}`: scale expectations
     /// that stayed unsatisfied past `--expectation-timeout`.
     pub expectation_leakage: Family<ObjectLabels, UntypedCounter>,
-}
-
-/// The CloneSet controlling `obj` (controller owner reference of kind CloneSet), if any.
-fn owning_cloneset<K: Resource>(obj: &K) -> Option<ObjectRef<CloneSet>> {
-    let owner = obj.meta().owner_references.as_ref()?.iter().find(|o| {
-        o.controller == Some(true)
-            && o.kind == "CloneSet"
-            && o.api_version.starts_with("apps.kruise.io/")
-    })?;
-    let ns = obj.meta().namespace.as_deref().unwrap_or("");
-    Some(ObjectRef::new(&owner.name).within(ns))
-}
-
-/// Follows one shared informer of objects CloneSets own: for every change of an object owned by
-/// a CloneSet (deletions included) it observes the scale expectations, forgets the
-/// resourceVersion expectation of a deleted object ([`crate::workload::forget_deleted`]) and
-/// asks for a reconcile of the owner through `triggers`. Ends when the informer stops.
-fn observe_owned<K: Cached>(
-    informer: &Informer<K>,
-    scale: ScaleExpectations,
-    rvs: ResourceVersionExpectations,
-    triggers: futures::channel::mpsc::UnboundedSender<ObjectRef<CloneSet>>,
-) -> impl std::future::Future<Output = ()> + Send + 'static {
-    informer.subscribe().for_each(move |event| {
-        let obj = event.object();
-        let owner = owning_cloneset(obj.as_ref());
-        if let Some(owner) = &owner {
-            let key = format!(
-                "{}/{}",
-                owner.namespace.as_deref().unwrap_or(""),
-                owner.name
-            );
-            let name = obj.name_any();
-            match &event {
-                CacheEvent::Apply(_) => {
-                    scale.observe(&key, ScaleAction::Create, &name);
-                    if obj.meta().deletion_timestamp.is_some() {
-                        scale.observe(&key, ScaleAction::Delete, &name);
-                    }
-                }
-                CacheEvent::Delete(_) => scale.observe(&key, ScaleAction::Delete, &name),
-            }
-        }
-        crate::workload::forget_deleted(&rvs, &event);
-        if let Some(owner) = owner {
-            let _ = triggers.unbounded_send(owner);
-        }
-        std::future::ready(())
-    })
 }
 
 /// Sets the controller up at once — its informers (CloneSets, pods, PVCs,
@@ -176,18 +119,16 @@ pub fn setup(
             jobs.store().clone()
         });
     let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
+    let expectations = scaffold::Expectations {
+        scale: scale.clone(),
+        updates: None,
+        resource_versions: rvs.clone(),
+    };
     let observers = futures::future::join3(
-        observe_owned(&pods, scale.clone(), rvs.clone(), triggers.clone()),
-        observe_owned(&pvcs, scale.clone(), rvs.clone(), triggers.clone()),
-        observe_owned(&revisions, scale.clone(), rvs.clone(), triggers),
+        scaffold::observe_owned(&pods, KIND, expectations.clone(), triggers.clone()),
+        scaffold::observe_owned(&pvcs, KIND, expectations.clone(), triggers.clone()),
+        scaffold::observe_owned(&revisions, KIND, expectations, triggers),
     );
-    let shutdown = ctx.shutdown.clone();
-    let observers = tokio::spawn(async move {
-        tokio::select! {
-            _ = observers => {},
-            () = shutdown.cancelled() => {},
-        }
-    });
 
     let expectation_leakage = Family::<ObjectLabels, UntypedCounter>::default();
     ctx.metrics.register(
@@ -207,22 +148,18 @@ pub fn setup(
         expectation_leakage,
     };
     let controller = runtime::Triggers::from_informer(&clonesets).reconcile_on(trigger_rx);
-    async move {
-        let result = runtime::run_controller(
-            ctx,
-            CONTROLLER_NAME,
-            workers,
-            controller,
-            caches,
-            move |cs, ctx| {
-                let state = state.clone();
-                async move { reconcile(cs, ctx, state).await }
-            },
-        )
-        .await;
-        observers.abort();
-        result
-    }
+    scaffold::run(
+        ctx,
+        CONTROLLER_NAME,
+        workers,
+        controller,
+        caches,
+        observers,
+        move |cs, ctx| {
+            let state = state.clone();
+            async move { reconcile(cs, ctx, state).await }
+        },
+    )
 }
 
 /// One sync of one CloneSet. See the module documentation for the steps.

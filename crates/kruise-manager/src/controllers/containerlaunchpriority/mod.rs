@@ -172,7 +172,7 @@ pub fn plan(pod: &CachedPod, barrier: &ConfigMap) -> Plan {
 pub fn setup(
     ctx: &Arc<Context>,
 ) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static {
-    super::pod_controller(ctx, CONTROLLER_NAME, WORKERS, wants_reconcile, reconcile)
+    crate::scaffold::pod_controller(ctx, CONTROLLER_NAME, WORKERS, wants_reconcile, reconcile)
 }
 
 /// Creates the pod's barrier ConfigMap if missing, releases the next priority and marks the pod

@@ -33,31 +33,22 @@ use kruise_api::apps::v1beta1::DaemonSet;
 use kruise_api::pod::CachedPod;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
-use kube::{Resource, ResourceExt};
 
-use kruise_engines::expectations::{ResourceVersionExpectations, ScaleAction, ScaleExpectations};
-use kruise_runtime::cache::{CacheEvent, Informer};
+use kruise_engines::expectations::{ResourceVersionExpectations, ScaleExpectations};
+use kruise_runtime::cache::Informer;
 use kruise_runtime::runner::{self as runtime, Context};
+
+use crate::scaffold;
 
 /// Name of the controller in `--controllers`, metrics and logs.
 pub const CONTROLLER_NAME: &str = "daemonset";
 
-/// Errors of one pass. Every variant is retried with backoff.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// An API call failed.
-    #[error("kubernetes API error: {0}")]
-    Kube(#[from] kube::Error),
-    /// A revision could not be built or read.
-    #[error("revision: {0}")]
-    Revision(#[from] kruise_engines::revision::RevisionError),
-    /// A shared workload control failed.
-    #[error(transparent)]
-    Control(#[from] crate::workload::ControlError),
-    /// Anything else (messages as OpenKruise's).
-    #[error("{0}")]
-    Other(String),
-}
+pub use crate::scaffold::Error;
+
+/// The kind whose controller owner references mark the pods this controller owns (OpenKruise
+/// resolves only `apps.kruise.io/v1beta1` references; any `apps.kruise.io` version is taken
+/// here).
+const KIND: &str = "DaemonSet";
 
 /// Exponential backoff of failed daemon pods per set and node (upstream's `failedPodsBackoff`:
 /// 1 s doubling to 15 min, forgotten after 30 min).
@@ -118,18 +109,6 @@ pub struct State {
     pub predownload_logged: Arc<Mutex<std::collections::HashSet<String>>>,
 }
 
-/// The DaemonSet controlling `obj`, if any (OpenKruise resolves only `apps.kruise.io/v1beta1`
-/// references; any `apps.kruise.io` version is taken here).
-fn owning_daemonset<K: Resource>(obj: &K) -> Option<ObjectRef<DaemonSet>> {
-    let owner = obj.meta().owner_references.as_ref()?.iter().find(|o| {
-        o.controller == Some(true)
-            && o.kind == "DaemonSet"
-            && o.api_version.starts_with("apps.kruise.io/")
-    })?;
-    let ns = obj.meta().namespace.as_deref().unwrap_or("");
-    Some(ObjectRef::new(&owner.name).within(ns))
-}
-
 /// Sets the controller up (informers start at once) and returns the future that runs it with
 /// `workers` (`--daemonset-workers`) once every cache it reads has synced.
 pub fn setup(
@@ -157,31 +136,16 @@ pub fn setup(
         state.revisions.synced(),
     ];
     let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
-    let pods_state = state.clone();
-    let pod_triggers = triggers.clone();
-    let pods = state.pods.subscribe().for_each(move |event| {
-        let obj = event.object();
-        if let Some(owner) = owning_daemonset(obj.as_ref()) {
-            let key = format!(
-                "{}/{}",
-                owner.namespace.as_deref().unwrap_or(""),
-                owner.name
-            );
-            let name = obj.name_any();
-            match &event {
-                CacheEvent::Apply(_) => {
-                    pods_state.scale.observe(&key, ScaleAction::Create, &name);
-                    if obj.meta().deletion_timestamp.is_some() {
-                        pods_state.scale.observe(&key, ScaleAction::Delete, &name);
-                    }
-                }
-                CacheEvent::Delete(_) => pods_state.scale.observe(&key, ScaleAction::Delete, &name),
-            }
-            let _ = pod_triggers.unbounded_send(owner);
-        }
-        crate::workload::forget_deleted(&pods_state.resource_versions, &event);
-        std::future::ready(())
-    });
+    let pods = scaffold::observe_owned(
+        &state.pods,
+        KIND,
+        scaffold::Expectations {
+            scale: state.scale.clone(),
+            updates: None,
+            resource_versions: state.resource_versions.clone(),
+        },
+        triggers.clone(),
+    );
     // A node change can change where daemon pods should run: every set looks again (upstream
     // compares the predicates per set; the passes are cheap when nothing changed).
     let node_sets = sets.clone();
@@ -191,30 +155,19 @@ pub fn setup(
         }
         std::future::ready(())
     });
-    let shutdown = ctx.shutdown.clone();
-    let observers = tokio::spawn(async move {
-        tokio::select! {
-            _ = futures::future::join(pods, nodes) => {},
-            () = shutdown.cancelled() => {},
-        }
-    });
     let controller = runtime::Triggers::from_informer(&sets).reconcile_on(trigger_rx);
-    async move {
-        let result = runtime::run_controller(
-            ctx,
-            CONTROLLER_NAME,
-            workers,
-            controller,
-            caches,
-            move |ds, ctx| {
-                let state = state.clone();
-                async move { reconcile(ds, ctx, state).await }
-            },
-        )
-        .await;
-        observers.abort();
-        result
-    }
+    scaffold::run(
+        ctx,
+        CONTROLLER_NAME,
+        workers,
+        controller,
+        caches,
+        futures::future::join(pods, nodes),
+        move |ds, ctx| {
+            let state = state.clone();
+            async move { reconcile(ds, ctx, state).await }
+        },
+    )
 }
 
 /// One pass over one Advanced DaemonSet (see the module documentation).
@@ -223,13 +176,9 @@ pub async fn reconcile(
     ctx: Arc<Context>,
     state: State,
 ) -> Result<Action, Error> {
-    let key = format!("{}/{}", ds.namespace().unwrap_or_default(), ds.name_any());
-    if let Some(wait) =
-        crate::workload::scale_gate(&state.scale, &key, ctx.config.expectation_timeout)
-    {
-        return Ok(wait);
-    }
-    crate::workload::bounded_pass(&key, sync::sync(&ds, &ctx, &state, &key), Error::Other).await
+    let key = scaffold::key(ds.as_ref());
+    let pass = sync::sync(&ds, &ctx, &state, &key);
+    scaffold::workload_pass(&key, &ctx, &state.scale, pass).await
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ pub fn condition_patch(now: jiff::Timestamp) -> Value {
 pub fn setup(
     ctx: &Arc<Context>,
 ) -> impl std::future::Future<Output = Result<(), runtime::Error>> + Send + 'static {
-    super::pod_controller(ctx, CONTROLLER_NAME, WORKERS, needs_condition, reconcile)
+    crate::scaffold::pod_controller(ctx, CONTROLLER_NAME, WORKERS, needs_condition, reconcile)
 }
 
 /// Creates the `KruisePodReady` condition of one pod if it still needs it.

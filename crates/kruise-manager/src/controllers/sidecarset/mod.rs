@@ -38,6 +38,8 @@ use kruise_engines::expectations::{ResourceVersionExpectations, UpdateExpectatio
 use kruise_engines::sidecarset::control;
 use kruise_runtime::cache::{CacheEvent, Informer};
 use kruise_runtime::runner::{self as runtime, Context};
+
+use crate::scaffold;
 use kruise_runtime::triggers::{Coalescer, unless_only_status_changed};
 
 /// Name of the controller in `--controllers`, metrics and logs.
@@ -46,22 +48,7 @@ pub const CONTROLLER_NAME: &str = "sidecarset";
 /// Label every namespace carries with its own name.
 const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
-/// Errors of one pass. Every variant is retried with backoff.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// An API call failed.
-    #[error("kubernetes API error: {0}")]
-    Kube(#[from] kube::Error),
-    /// A revision could not be built.
-    #[error("revision: {0}")]
-    Revision(#[from] kruise_engines::revision::RevisionError),
-    /// A shared workload control failed.
-    #[error(transparent)]
-    Control(#[from] crate::workload::ControlError),
-    /// Anything else (messages as OpenKruise's).
-    #[error("{0}")]
-    Other(String),
-}
+pub use crate::scaffold::Error;
 
 /// State shared by all passes.
 #[derive(Clone)]
@@ -171,13 +158,6 @@ pub fn setup(
         crate::workload::forget_deleted(&pods_state.resource_versions, &event);
         std::future::ready(())
     });
-    let shutdown = ctx.shutdown.clone();
-    let observers = tokio::spawn(async move {
-        tokio::select! {
-            () = pods => {},
-            () = shutdown.cancelled() => {},
-        }
-    });
     let controller = runtime::Triggers::new(
         // A status write — this controller's own after each pass that changed a count —
         // triggers no further pass: what the pass computes does not depend on the status it
@@ -188,22 +168,18 @@ pub fn setup(
         sidecarsets.store().clone(),
     )
     .reconcile_on(trigger_rx);
-    async move {
-        let result = runtime::run_controller(
-            ctx,
-            CONTROLLER_NAME,
-            workers,
-            controller,
-            caches,
-            move |s, ctx| {
-                let state = state.clone();
-                async move { reconcile(s, ctx, state).await }
-            },
-        )
-        .await;
-        observers.abort();
-        result
-    }
+    scaffold::run(
+        ctx,
+        CONTROLLER_NAME,
+        workers,
+        controller,
+        caches,
+        pods,
+        move |s, ctx| {
+            let state = state.clone();
+            async move { reconcile(s, ctx, state).await }
+        },
+    )
 }
 
 /// How often pod events trigger a pass of one SidecarSet at most ([`Coalescer`]): a pass reads

@@ -33,33 +33,22 @@ use kruise_api::apps::v1beta1::StatefulSet;
 use kruise_api::pod::CachedPod;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
-use kube::{Resource, ResourceExt};
 
 use kruise_engines::expectations::{
-    ResourceVersionExpectations, ScaleAction, ScaleExpectations, UpdateExpectations,
+    ResourceVersionExpectations, ScaleExpectations, UpdateExpectations,
 };
-use kruise_runtime::cache::{CacheEvent, Cached, Informer};
+use kruise_runtime::cache::{CacheEvent, Informer};
 use kruise_runtime::runner::{self as runtime, Context};
+
+use crate::scaffold;
 
 /// Name of the controller in `--controllers`, metrics and logs.
 pub const CONTROLLER_NAME: &str = "statefulset";
 
-/// Errors of one pass. Every variant is retried with backoff.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// An API call failed.
-    #[error("kubernetes API error: {0}")]
-    Kube(#[from] kube::Error),
-    /// A revision could not be built or read.
-    #[error("revision: {0}")]
-    Revision(#[from] kruise_engines::revision::RevisionError),
-    /// A shared workload control failed.
-    #[error(transparent)]
-    Control(#[from] crate::workload::ControlError),
-    /// Anything else that makes the pass fail (messages as OpenKruise's).
-    #[error("{0}")]
-    Other(String),
-}
+/// The kind whose controller owner references mark the objects this controller owns.
+const KIND: &str = "StatefulSet";
+
+pub use crate::scaffold::Error;
 
 /// State shared by all passes: the shared-cache informers read and the expectations.
 #[derive(Clone)]
@@ -80,62 +69,13 @@ pub struct State {
     pub predownload_logged: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
-/// The Advanced StatefulSet controlling `obj`, if any.
-fn owning_statefulset<K: Resource>(obj: &K) -> Option<ObjectRef<StatefulSet>> {
-    let owner = obj.meta().owner_references.as_ref()?.iter().find(|o| {
-        o.controller == Some(true)
-            && o.kind == "StatefulSet"
-            && o.api_version.starts_with("apps.kruise.io/")
-    })?;
-    let ns = obj.meta().namespace.as_deref().unwrap_or("");
-    Some(ObjectRef::new(&owner.name).within(ns))
-}
-
-/// Follows an informer of objects Advanced StatefulSets own: observes the expectations and
-/// asks for a reconcile of the owner.
-fn observe_owned<K: Cached>(
-    informer: &Informer<K>,
-    state: State,
-    triggers: futures::channel::mpsc::UnboundedSender<ObjectRef<StatefulSet>>,
-) -> impl std::future::Future<Output = ()> + Send + 'static {
-    informer.subscribe().for_each(move |event| {
-        let obj = event.object();
-        let owner = owning_statefulset(obj.as_ref());
-        if let Some(owner) = &owner {
-            let key = format!(
-                "{}/{}",
-                owner.namespace.as_deref().unwrap_or(""),
-                owner.name
-            );
-            let name = obj.name_any();
-            match &event {
-                CacheEvent::Apply(_) => {
-                    state.scale.observe(&key, ScaleAction::Create, &name);
-                    if obj.meta().deletion_timestamp.is_some() {
-                        state.scale.observe(&key, ScaleAction::Delete, &name);
-                    }
-                }
-                CacheEvent::Delete(o) => {
-                    state.scale.observe(&key, ScaleAction::Delete, &name);
-                    state.updates.delete_object(&key, o.meta());
-                }
-            }
-        }
-        crate::workload::forget_deleted(&state.resource_versions, &event);
-        if let Some(owner) = owner {
-            let _ = triggers.unbounded_send(owner);
-        }
-        std::future::ready(())
-    })
-}
-
 /// Follows the claims this controller expanded (annotation `apps.kruise.io/owned-by-asts:
 /// <set>`, OpenKruise's `pvcEventHandler`): a change of one (its capacity growing, a resize
 /// condition) asks for a reconcile of that set.
 fn observe_expanded_claims(
     informer: &Informer<PersistentVolumeClaim>,
     triggers: futures::channel::mpsc::UnboundedSender<ObjectRef<StatefulSet>>,
-) -> impl std::future::Future<Output = ()> + Send + 'static {
+) -> impl std::future::Future<Output = ()> + Send + 'static + use<> {
     informer.subscribe().for_each(move |event| {
         if let CacheEvent::Apply(claim) = &event
             && let Some(set) = claim
@@ -176,35 +116,29 @@ pub fn setup(
         state.revisions.synced(),
     ];
     let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
+    let expectations = scaffold::Expectations {
+        scale: state.scale.clone(),
+        updates: Some(state.updates.clone()),
+        resource_versions: state.resource_versions.clone(),
+    };
     let observers = futures::future::join3(
-        observe_owned(&state.pods, state.clone(), triggers.clone()),
-        observe_owned(&state.revisions, state.clone(), triggers.clone()),
+        scaffold::observe_owned(&state.pods, KIND, expectations.clone(), triggers.clone()),
+        scaffold::observe_owned(&state.revisions, KIND, expectations, triggers.clone()),
         observe_expanded_claims(&state.pvcs, triggers),
     );
-    let shutdown = ctx.shutdown.clone();
-    let observers = tokio::spawn(async move {
-        tokio::select! {
-            _ = observers => {},
-            () = shutdown.cancelled() => {},
-        }
-    });
     let controller = runtime::Triggers::from_informer(&sets).reconcile_on(trigger_rx);
-    async move {
-        let result = runtime::run_controller(
-            ctx,
-            CONTROLLER_NAME,
-            workers,
-            controller,
-            caches,
-            move |set, ctx| {
-                let state = state.clone();
-                async move { reconcile(set, ctx, state).await }
-            },
-        )
-        .await;
-        observers.abort();
-        result
-    }
+    scaffold::run(
+        ctx,
+        CONTROLLER_NAME,
+        workers,
+        controller,
+        caches,
+        observers,
+        move |set, ctx| {
+            let state = state.clone();
+            async move { reconcile(set, ctx, state).await }
+        },
+    )
 }
 
 /// One pass over one Advanced StatefulSet (see the module documentation).
@@ -213,11 +147,7 @@ pub async fn reconcile(
     ctx: Arc<Context>,
     state: State,
 ) -> Result<Action, Error> {
-    let key = format!("{}/{}", set.namespace().unwrap_or_default(), set.name_any());
-    if let Some(wait) =
-        crate::workload::scale_gate(&state.scale, &key, ctx.config.expectation_timeout)
-    {
-        return Ok(wait);
-    }
-    crate::workload::bounded_pass(&key, sync::sync(&set, &ctx, &state, &key), Error::Other).await
+    let key = scaffold::key(set.as_ref());
+    let pass = sync::sync(&set, &ctx, &state, &key);
+    scaffold::workload_pass(&key, &ctx, &state.scale, pass).await
 }
