@@ -399,7 +399,7 @@ pub const CONVERSION_WEBHOOK_CRDS: &[&str] = &[
 pub fn conversion_webhook(endpoint: &Endpoint, ca_bundle_pem: &str) -> Value {
     // The same JSON shape as apiextensions' WebhookClientConfig.
     let mut client =
-        serde_json::to_value(endpoint.client_config(crate::server::paths::CONVERT, ca_bundle_pem))
+        serde_json::to_value(endpoint.client_config(crate::paths::CONVERT, ca_bundle_pem))
             .unwrap_or_default();
     if ca_bundle_pem.is_empty() {
         client.as_object_mut().map(|o| o.remove("caBundle"));

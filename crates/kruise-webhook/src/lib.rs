@@ -34,6 +34,7 @@ pub mod conversion;
 pub mod daemonset;
 pub mod field;
 pub mod lookup;
+pub mod paths;
 pub mod pod;
 pub mod registry;
 pub mod scope;

@@ -9,7 +9,7 @@ use std::pin::Pin;
 
 use kruise_runtime::features::{Feature, FeatureGates};
 
-use crate::server::paths;
+use crate::paths;
 use crate::{HandlerContext, Request, Response, cloneset, daemonset, pod, sidecarset, statefulset};
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).

@@ -278,29 +278,6 @@ fn thread_cpu() -> Option<std::time::Duration> {
         .map(|t| t.as_duration())
 }
 
-/// Paths served, as in OpenKruise v1.9.0's webhook manifests.
-pub mod paths {
-    /// CloneSet defaults.
-    pub const MUTATE_CLONESET: &str = "/mutate-apps-kruise-io-v1alpha1-cloneset";
-    /// CloneSet validation.
-    pub const VALIDATE_CLONESET: &str = "/validate-apps-kruise-io-v1alpha1-cloneset";
-    /// Advanced StatefulSet defaults.
-    pub const MUTATE_STATEFULSET: &str = "/mutate-apps-kruise-io-statefulset";
-    /// Advanced DaemonSet defaults (both versions).
-    pub const MUTATE_DAEMONSET: &str = "/mutate-apps-kruise-io-daemonset";
-    /// Advanced DaemonSet validation (both versions).
-    pub const VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
-    /// Advanced StatefulSet validation.
-    pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
-    /// SidecarSet defaults and hash annotations (both versions).
-    pub const MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
-    /// SidecarSet validation (both versions).
-    pub const VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";
-    /// Pod mutation.
-    pub const MUTATE_POD: &str = "/mutate-pod";
-    /// CRD conversion (ConversionReview).
-    pub const CONVERT: &str = "/convert";
-}
 
 /// The router: every admission webhook of the [`REGISTRY`] enabled by the feature gates
 /// ([`AdmissionEntry::enabled`]; a disabled one answers 404), `/convert` and `/healthz`; each
@@ -333,7 +310,7 @@ pub fn router(ctx: Shared, metrics: WebhookMetrics) -> Router {
     }
     router
         .route(
-            paths::CONVERT,
+            crate::paths::CONVERT,
             post(|body: axum::body::Bytes| async move { convert(&body) }),
         )
         .with_state(ctx)

@@ -472,5 +472,4 @@ fn go_is_print(c: char) -> bool {
 }
 
 #[cfg(test)]
-#[path = "resources_tests.rs"]
 mod tests;

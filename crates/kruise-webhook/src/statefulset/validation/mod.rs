@@ -392,5 +392,4 @@ pub fn validate_in_place_only_update(new: &StatefulSet, old: &StatefulSet) -> Re
 }
 
 #[cfg(test)]
-#[path = "validation_tests.rs"]
 mod tests;

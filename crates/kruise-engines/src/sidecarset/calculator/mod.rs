@@ -771,5 +771,4 @@ fn go_to_lower(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-#[path = "calculator_tests.rs"]
 mod tests;

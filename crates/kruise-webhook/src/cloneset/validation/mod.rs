@@ -326,5 +326,4 @@ pub fn validate_cloneset_update_with_selector(
 }
 
 #[cfg(test)]
-#[path = "validation_tests.rs"]
 mod tests;

@@ -1,0 +1,22 @@
+//! Paths served, as in OpenKruise v1.9.0's webhook manifests.
+
+/// CloneSet defaults.
+pub const MUTATE_CLONESET: &str = "/mutate-apps-kruise-io-v1alpha1-cloneset";
+/// CloneSet validation.
+pub const VALIDATE_CLONESET: &str = "/validate-apps-kruise-io-v1alpha1-cloneset";
+/// Advanced StatefulSet defaults.
+pub const MUTATE_STATEFULSET: &str = "/mutate-apps-kruise-io-statefulset";
+/// Advanced DaemonSet defaults (both versions).
+pub const MUTATE_DAEMONSET: &str = "/mutate-apps-kruise-io-daemonset";
+/// Advanced DaemonSet validation (both versions).
+pub const VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
+/// Advanced StatefulSet validation.
+pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
+/// SidecarSet defaults and hash annotations (both versions).
+pub const MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
+/// SidecarSet validation (both versions).
+pub const VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";
+/// Pod mutation.
+pub const MUTATE_POD: &str = "/mutate-pod";
+/// CRD conversion (ConversionReview).
+pub const CONVERT: &str = "/convert";
