@@ -278,7 +278,6 @@ fn thread_cpu() -> Option<std::time::Duration> {
         .map(|t| t.as_duration())
 }
 
-
 /// The router: every admission webhook of the [`REGISTRY`] enabled by the feature gates
 /// ([`AdmissionEntry::enabled`]; a disabled one answers 404), `/convert` and `/healthz`; each
 /// admission request counted and timed in `metrics`.

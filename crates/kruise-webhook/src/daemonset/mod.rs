@@ -104,4 +104,3 @@ pub async fn validate(req: &Request, _ctx: &HandlerContext) -> Response {
         Some(msg) => errored(req, CODE_UNPROCESSABLE, msg),
     }
 }
-
