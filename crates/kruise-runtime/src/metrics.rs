@@ -222,130 +222,123 @@ impl Default for Metrics {
     }
 }
 
+/// Registers `metric` under `name` in `registry` and returns it (a metric is a handle: the
+/// registry and the caller share its series).
+fn registered<M: prometheus_client::registry::Metric + Clone>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+    metric: M,
+) -> M {
+    registry.register(name, help, metric.clone());
+    metric
+}
+
 impl Metrics {
-    /// A fresh registry with every metric registered (and no series yet).
+    /// A fresh registry with every metric registered (and no series yet). Counters are
+    /// registered without `_total`: the encoder appends it.
     pub fn new() -> Self {
-        let mut registry = Registry::default();
-        let reconcile_total = Family::<ReconcileLabels, Counter>::default();
-        let reconcile_errors_total = Family::<ControllerLabels, Counter>::default();
-        let reconcile_panics_total = Family::<ControllerLabels, Counter>::default();
-        let reconcile_time_seconds =
-            Family::<ControllerLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-                reconcile_histogram,
-            );
-        let max_concurrent_reconciles = Family::<ControllerLabels, Gauge>::default();
-        let active_workers = Family::<ControllerLabels, Gauge>::default();
-        let workqueue_depth = Family::<NameLabels, Gauge>::default();
-        let workqueue_adds_total = Family::<NameLabels, Counter>::default();
-        let workqueue_retries_total = Family::<NameLabels, Counter>::default();
-        let workqueue_queue_duration_seconds =
-            Family::<NameLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-                queue_duration_histogram,
-            );
-        let is_leader = Gauge::default();
-        let leader_slowpath_total = Family::<NameLabels, Counter>::default();
-
-        // Counters are registered without `_total`: the encoder appends it.
-        registry.register(
-            "controller_runtime_reconcile",
-            "Total number of reconciliations per controller",
-            reconcile_total.clone(),
-        );
-        registry.register(
-            "controller_runtime_reconcile_errors",
-            "Total number of reconciliation errors per controller",
-            reconcile_errors_total.clone(),
-        );
-        registry.register(
-            "controller_runtime_reconcile_panics",
-            "Total number of reconciliation panics per controller",
-            reconcile_panics_total.clone(),
-        );
-        registry.register(
-            "controller_runtime_reconcile_time_seconds",
-            "Length of time per reconciliation per controller",
-            reconcile_time_seconds.clone(),
-        );
-        registry.register(
-            "controller_runtime_max_concurrent_reconciles",
-            "Maximum number of concurrent reconciles per controller",
-            max_concurrent_reconciles.clone(),
-        );
-        registry.register(
-            "controller_runtime_active_workers",
-            "Number of currently used workers per controller",
-            active_workers.clone(),
-        );
-        registry.register(
-            "workqueue_depth",
-            "Current depth of workqueue",
-            workqueue_depth.clone(),
-        );
-        registry.register(
-            "workqueue_adds",
-            "Total number of adds handled by workqueue",
-            workqueue_adds_total.clone(),
-        );
-        registry.register(
-            "workqueue_retries",
-            "Total number of retries handled by workqueue",
-            workqueue_retries_total.clone(),
-        );
-        registry.register(
-            "workqueue_queue_duration_seconds",
-            "How long in seconds an item stays in workqueue before being requested",
-            workqueue_queue_duration_seconds.clone(),
-        );
-        registry.register(
-            "kruise_manager_is_leader",
-            "Gauge the leader of kruise-manager",
-            is_leader.clone(),
-        );
-        registry.register(
-            "leader_election_slowpath",
-            "Total number of slow path exercised in renewing leader leases, by lease name",
-            leader_slowpath_total.clone(),
-        );
-        let rest_client_requests_total = Family::<RestLabels, Counter>::default();
-        registry.register(
-            "rest_client_requests",
-            "Number of HTTP requests to the API server, partitioned by status code, method, and host",
-            rest_client_requests_total.clone(),
-        );
-        let rest_client_writes_total = Family::<RestWriteLabels, Counter>::default();
-        registry.register(
-            "kruise_rest_client_writes",
-            "Number of write requests (POST, PUT, PATCH, DELETE) to the API server, partitioned by \
-             API group, resource, subresource, Kubernetes verb and status code",
-            rest_client_writes_total.clone(),
-        );
-        let rest_client_rate_limiter_duration_seconds =
-            Family::<VerbHostLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-                rate_limiter_histogram,
-            );
-        registry.register(
-            "rest_client_rate_limiter_duration_seconds",
-            "Client side rate limiter latency in seconds. Broken down by verb, and host.",
-            rest_client_rate_limiter_duration_seconds.clone(),
-        );
-
+        let mut r = Registry::default();
+        let histogram = |f: fn() -> Histogram| {
+            Family::<ControllerLabels, Histogram, fn() -> Histogram>::new_with_constructor(f)
+        };
         Self {
-            registry: std::sync::Mutex::new(registry),
-            reconcile_total,
-            reconcile_errors_total,
-            reconcile_panics_total,
-            reconcile_time_seconds,
-            max_concurrent_reconciles,
-            active_workers,
-            workqueue_depth,
-            workqueue_adds_total,
-            workqueue_retries_total,
-            workqueue_queue_duration_seconds,
-            is_leader,
-            leader_slowpath_total,
-            rest_client_requests_total,
-            rest_client_writes_total,
-            rest_client_rate_limiter_duration_seconds,
+            reconcile_total: registered(
+                &mut r,
+                "controller_runtime_reconcile",
+                "Total number of reconciliations per controller",
+                Family::default(),
+            ),
+            reconcile_errors_total: registered(
+                &mut r,
+                "controller_runtime_reconcile_errors",
+                "Total number of reconciliation errors per controller",
+                Family::default(),
+            ),
+            reconcile_panics_total: registered(
+                &mut r,
+                "controller_runtime_reconcile_panics",
+                "Total number of reconciliation panics per controller",
+                Family::default(),
+            ),
+            reconcile_time_seconds: registered(
+                &mut r,
+                "controller_runtime_reconcile_time_seconds",
+                "Length of time per reconciliation per controller",
+                histogram(reconcile_histogram),
+            ),
+            max_concurrent_reconciles: registered(
+                &mut r,
+                "controller_runtime_max_concurrent_reconciles",
+                "Maximum number of concurrent reconciles per controller",
+                Family::default(),
+            ),
+            active_workers: registered(
+                &mut r,
+                "controller_runtime_active_workers",
+                "Number of currently used workers per controller",
+                Family::default(),
+            ),
+            workqueue_depth: registered(
+                &mut r,
+                "workqueue_depth",
+                "Current depth of workqueue",
+                Family::default(),
+            ),
+            workqueue_adds_total: registered(
+                &mut r,
+                "workqueue_adds",
+                "Total number of adds handled by workqueue",
+                Family::default(),
+            ),
+            workqueue_retries_total: registered(
+                &mut r,
+                "workqueue_retries",
+                "Total number of retries handled by workqueue",
+                Family::default(),
+            ),
+            workqueue_queue_duration_seconds: registered(
+                &mut r,
+                "workqueue_queue_duration_seconds",
+                "How long in seconds an item stays in workqueue before being requested",
+                Family::<NameLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                    queue_duration_histogram,
+                ),
+            ),
+            is_leader: registered(
+                &mut r,
+                "kruise_manager_is_leader",
+                "Gauge the leader of kruise-manager",
+                Gauge::default(),
+            ),
+            leader_slowpath_total: registered(
+                &mut r,
+                "leader_election_slowpath",
+                "Total number of slow path exercised in renewing leader leases, by lease name",
+                Family::default(),
+            ),
+            rest_client_requests_total: registered(
+                &mut r,
+                "rest_client_requests",
+                "Number of HTTP requests to the API server, partitioned by status code, method, and host",
+                Family::default(),
+            ),
+            rest_client_writes_total: registered(
+                &mut r,
+                "kruise_rest_client_writes",
+                "Number of write requests (POST, PUT, PATCH, DELETE) to the API server, partitioned by \
+                 API group, resource, subresource, Kubernetes verb and status code",
+                Family::default(),
+            ),
+            rest_client_rate_limiter_duration_seconds: registered(
+                &mut r,
+                "rest_client_rate_limiter_duration_seconds",
+                "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+                Family::<VerbHostLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                    rate_limiter_histogram,
+                ),
+            ),
+            registry: std::sync::Mutex::new(r),
         }
     }
 

@@ -415,29 +415,80 @@ where
     let workers = workers.max(1);
     let metrics = ctx.metrics.clone();
     metrics.register_controller(name, workers);
-    let queue = Arc::new(WorkQueue::new(&metrics, name));
-    let active = metrics.active_workers(name);
-    let limiter = Arc::new(RateLimiter::default());
-
+    let instruments = Instruments {
+        name,
+        metrics: metrics.clone(),
+        queue: Arc::new(WorkQueue::new(&metrics, name)),
+        limiter: Arc::new(RateLimiter::default()),
+    };
     // Readiness: the controller's caches, then its main store.
     let cache_check = format!("{name}-cache");
     ctx.readiness.add_pending(&cache_check);
-    if !caches.is_empty() {
-        let names: Vec<&str> = caches.iter().map(CacheSync::name).collect();
-        tracing::info!(controller = name, caches = ?names, "waiting for caches to sync");
-        let timeout = ctx.config.cache_sync_timeout;
-        tokio::select! {
-            res = crate::cache::wait_for_cache_sync(&caches, timeout) => {
-                if let Err(reason) = res {
-                    return Err(Error::CacheSync { controller: name.to_owned(), reason });
-                }
-            }
-            () = ctx.shutdown.cancelled() => {
-                tracing::info!(controller = name, "shutdown before the caches synced");
-                return Ok(());
-            }
+    if !wait_for_caches(&ctx, name, &caches).await? {
+        return Ok(());
+    }
+    let store = triggers.store.clone();
+    let controller = controller_for(&ctx, &instruments.queue, triggers);
+    mark_ready_when_synced(&ctx, name, store, cache_check);
+
+    tracing::info!(controller = name, workers, "starting controller");
+    let queue = instruments.queue.clone();
+    controller
+        .with_config(kube::runtime::controller::Config::default().concurrency(workers))
+        .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned())
+        .run(
+            instruments.reconcile_handler(reconcile, metrics.active_workers(name)),
+            instruments.error_policy(),
+            ctx.clone(),
+        )
+        .for_each(|res| {
+            let queue = queue.clone();
+            async move { log_controller_result(name, &queue, res) }
+        })
+        .await;
+    tracing::info!(controller = name, "controller stopped");
+    Ok(())
+}
+
+/// controller-runtime's `WaitForCacheSync` at a controller's start: `Ok(true)` once every cache
+/// in `caches` has completed its initial list, `Ok(false)` when shutdown came first,
+/// [`Error::CacheSync`] naming what did not sync within `--cache-sync-timeout`.
+async fn wait_for_caches(
+    ctx: &Context,
+    name: &'static str,
+    caches: &[CacheSync],
+) -> Result<bool, Error> {
+    if caches.is_empty() {
+        return Ok(true);
+    }
+    let names: Vec<&str> = caches.iter().map(CacheSync::name).collect();
+    tracing::info!(controller = name, caches = ?names, "waiting for caches to sync");
+    let timeout = ctx.config.cache_sync_timeout;
+    tokio::select! {
+        res = crate::cache::wait_for_cache_sync(caches, timeout) => match res {
+            Ok(()) => Ok(true),
+            Err(reason) => Err(Error::CacheSync { controller: name.to_owned(), reason }),
+        },
+        () = ctx.shutdown.cancelled() => {
+            tracing::info!(controller = name, "shutdown before the caches synced");
+            Ok(false)
         }
     }
+}
+
+/// The kube-runtime controller of `triggers`, every trigger counted into `queue`
+/// (client-go's workqueue metrics), with controller-runtime's `SyncPeriod` resync of every
+/// object in the store when `--sync-period` is set.
+fn controller_for<K>(ctx: &Context, queue: &Arc<WorkQueue>, triggers: Triggers<K>) -> Controller<K>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
     let Triggers {
         objects,
         store,
@@ -451,21 +502,28 @@ where
         let queue = queue.clone();
         futures::stream::select_all(refs).inspect(move |r| queue.add(key_of_ref(r)))
     };
-    let mut controller = Controller::for_shared_stream(objects, store.clone()).reconcile_on(refs);
-    if let Some(period) = ctx.config.sync_period.filter(|p| !p.is_zero()) {
-        let queue = queue.clone();
-        let resync_store = store.clone();
-        let ticks = futures::stream::unfold((), move |()| async move {
-            tokio::time::sleep(period).await;
-            Some(((), ()))
-        })
-        .inspect(move |()| {
-            for o in resync_store.state() {
-                queue.add(key_of(o.as_ref()));
-            }
-        });
-        controller = controller.reconcile_all_on(ticks);
-    }
+    let controller = Controller::for_shared_stream(objects, store.clone()).reconcile_on(refs);
+    let Some(period) = ctx.config.sync_period.filter(|p| !p.is_zero()) else {
+        return controller;
+    };
+    let queue = queue.clone();
+    let ticks = futures::stream::unfold((), move |()| async move {
+        tokio::time::sleep(period).await;
+        Some(((), ()))
+    })
+    .inspect(move |()| {
+        for o in store.state() {
+            queue.add(key_of(o.as_ref()));
+        }
+    });
+    controller.reconcile_all_on(ticks)
+}
+
+/// Marks the readiness check `check` done once the controller's main store is ready.
+fn mark_ready_when_synced<K>(ctx: &Context, name: &'static str, store: Store<K>, check: String)
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
     let readiness = ctx.readiness.clone();
     let shutdown = ctx.shutdown.clone();
     tokio::spawn(async move {
@@ -477,7 +535,7 @@ where
                 res = round => match res {
                     Ok(Ok(())) => {
                         tracing::info!(controller = name, "caches synced");
-                        readiness.mark_done(&cache_check);
+                        readiness.mark_done(&check);
                         return;
                     }
                     // The writer is gone: the controller stopped.
@@ -488,31 +546,70 @@ where
             }
         }
     });
+}
 
-    let reconcile = Arc::new(reconcile);
-    let reconcile_fn = {
-        let metrics = metrics.clone();
-        let limiter = limiter.clone();
-        let queue = queue.clone();
+/// One instrumented pass ([`Instruments::reconcile_handler`]).
+type PassFuture<E> = std::pin::Pin<Box<dyn Future<Output = Result<Action, E>> + Send>>;
+
+/// What one controller's reconciles are measured and paced with: controller-runtime's
+/// reconcile metrics, client-go's workqueue accounting and the per-object backoff.
+struct Instruments {
+    name: &'static str,
+    metrics: Arc<Metrics>,
+    queue: Arc<WorkQueue>,
+    limiter: Arc<RateLimiter>,
+}
+
+impl Instruments {
+    /// controller-runtime's `reconcileHandler` around `reconcile`: the object leaves the queue,
+    /// `active_workers` counts the pass, a panic fails only this pass (logged, counted, retried
+    /// with backoff, as controller-runtime's `RecoverPanic`), the result is counted by kind, a
+    /// requeue without a delay is paced by the backoff and a success forgets it.
+    fn reconcile_handler<K, F, Fut, E>(
+        &self,
+        reconcile: F,
+        active: prometheus_client::metrics::gauge::Gauge,
+    ) -> impl FnMut(Arc<K>, Arc<Context>) -> PassFuture<E> + use<K, F, Fut, E>
+    where
+        K: Resource<DynamicType = ()> + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Context>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        E: Send + 'static,
+    {
+        let reconcile = Arc::new(reconcile);
+        let (name, metrics, queue, limiter) = (
+            self.name,
+            self.metrics.clone(),
+            self.queue.clone(),
+            self.limiter.clone(),
+        );
         move |obj: Arc<K>, ctx: Arc<Context>| {
-            let metrics = metrics.clone();
-            let limiter = limiter.clone();
-            let queue = queue.clone();
-            let active = active.clone();
-            let reconcile = reconcile.clone();
-            async move {
+            let (metrics, limiter, queue) = (metrics.clone(), limiter.clone(), queue.clone());
+            let (active, reconcile) = (active.clone(), reconcile.clone());
+            Box::pin(async move {
                 let key = key_of(obj.as_ref());
                 queue.start(&key);
                 active.inc();
                 let start = Instant::now();
-                // A panic in a reconcile (a bug, or input nobody anticipated) fails this pass
-                // only: it is logged, counted and retried with backoff like an error, as
-                // controller-runtime's RecoverPanic does; it never takes the manager down.
                 let res = recover_panic(reconcile(obj, ctx)).await;
                 let elapsed = start.elapsed();
                 active.dec();
-                let res = match res {
-                    Ok(res) => res,
+                match res {
+                    Ok(Ok(action)) => {
+                        let result = classify(&action);
+                        metrics.observe_reconcile(name, result, elapsed);
+                        if result == ReconcileResult::Requeue {
+                            metrics.workqueue_retry(name);
+                            Ok(Action::requeue(limiter.when(key)))
+                        } else {
+                            limiter.forget(&key);
+                            Ok(action)
+                        }
+                    }
+                    Ok(Err(err)) => {
+                        metrics.observe_reconcile(name, ReconcileResult::Error, elapsed);
+                        Err(err)
+                    }
                     Err(message) => {
                         metrics.observe_panic(name);
                         metrics.observe_reconcile(name, ReconcileResult::Error, elapsed);
@@ -526,32 +623,21 @@ where
                             retry_in = ?delay,
                             "reconcile panicked; retrying"
                         );
-                        return Ok(Action::requeue(delay));
-                    }
-                };
-                match res {
-                    Ok(action) => {
-                        let result = classify(&action);
-                        metrics.observe_reconcile(name, result, elapsed);
-                        if result == ReconcileResult::Requeue {
-                            metrics.workqueue_retry(name);
-                            Ok(Action::requeue(limiter.when(key)))
-                        } else {
-                            limiter.forget(&key);
-                            Ok(action)
-                        }
-                    }
-                    Err(err) => {
-                        metrics.observe_reconcile(name, ReconcileResult::Error, elapsed);
-                        Err(err)
+                        Ok(Action::requeue(delay))
                     }
                 }
-            }
+            })
         }
-    };
-    let error_policy = {
-        let metrics = metrics.clone();
-        let limiter = limiter.clone();
+    }
+
+    /// controller-runtime's error path: log the error with the object and retry it after the
+    /// per-object backoff.
+    fn error_policy<K, E>(&self) -> impl Fn(Arc<K>, &E, Arc<Context>) -> Action + use<K, E>
+    where
+        K: Resource<DynamicType = ()>,
+        E: std::error::Error,
+    {
+        let (name, metrics, limiter) = (self.name, self.metrics.clone(), self.limiter.clone());
         move |obj: Arc<K>, err: &E, _ctx: Arc<Context>| {
             let key = key_of(obj.as_ref());
             let delay = limiter.when(key.clone());
@@ -566,30 +652,29 @@ where
             );
             Action::requeue(delay)
         }
-    };
+    }
+}
 
-    tracing::info!(controller = name, workers, "starting controller");
-    controller
-        .with_config(kube::runtime::controller::Config::default().concurrency(workers))
-        .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned())
-        .run(reconcile_fn, error_policy, ctx.clone())
-        .for_each(|res| {
-            let queue = queue.clone();
-            async move {
-            use kube::runtime::controller::Error as CErr;
-            match res {
-                Ok(_) | Err(CErr::ReconcilerFailed(..)) => {}
-                Err(CErr::ObjectNotFound(obj)) => {
-                    queue.forget(&key_of_ref(&obj));
-                    tracing::debug!(controller = name, object = %obj, "object gone before reconcile");
-                }
-                Err(err) => tracing::warn!(controller = name, error = %err, "controller stream error"),
-            }
-            }
-        })
-        .await;
-    tracing::info!(controller = name, "controller stopped");
-    Ok(())
+/// What the controller stream reports after each pass: errors were handled by the error
+/// policy; an object gone before its pass leaves the queue; anything else is logged.
+fn log_controller_result<K, E, QE>(
+    name: &'static str,
+    queue: &WorkQueue,
+    res: Result<(ObjectRef<K>, Action), kube::runtime::controller::Error<E, QE>>,
+) where
+    K: Resource<DynamicType = ()>,
+    E: std::error::Error + 'static,
+    QE: std::error::Error + 'static,
+{
+    use kube::runtime::controller::Error as CErr;
+    match res {
+        Ok(_) | Err(CErr::ReconcilerFailed(..)) => {}
+        Err(CErr::ObjectNotFound(obj)) => {
+            queue.forget(&key_of_ref(&obj));
+            tracing::debug!(controller = name, object = %obj, "object gone before reconcile");
+        }
+        Err(err) => tracing::warn!(controller = name, error = %err, "controller stream error"),
+    }
 }
 
 /// Runs `fut`, turning a panic into `Err(<the panic message>)`.
