@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    LabelSelector, LabelSelectorRequirement, ObjectMeta,
+    LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference,
 };
 use serde_json::{Value, json};
 
@@ -323,47 +323,29 @@ pub fn validate_object_meta_generic(
         meta.annotations.as_ref(),
         &path.child("annotations"),
     ));
-    let refs_path = path.child("ownerReferences");
+    errs.extend(validate_owner_references(
+        meta.owner_references.as_deref().unwrap_or_default(),
+        &path.child("ownerReferences"),
+    ));
+    errs.extend(validate_finalizers(
+        meta.finalizers.as_deref().unwrap_or_default(),
+        &path.child("finalizers"),
+    ));
+    errs
+}
+
+/// apimachinery's `ValidateOwnerReferences`: each reference valid, at most one controller.
+fn validate_owner_references(refs: &[OwnerReference], refs_path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
     let mut first_controller: Option<String> = None;
-    for r in meta.owner_references.iter().flatten() {
-        let (_, version) = match r.api_version.rsplit_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", r.api_version.as_str()),
-        };
-        if version.is_empty() {
-            errs.push(FieldError::invalid(
-                refs_path.child("apiVersion"),
-                r.api_version.as_str(),
-                "version must not be empty",
-            ));
-        }
-        if r.kind.is_empty() {
-            errs.push(FieldError::invalid(
-                refs_path.child("kind"),
-                r.kind.as_str(),
-                "kind must not be empty",
-            ));
-        }
-        if r.name.is_empty() {
-            errs.push(FieldError::invalid(
-                refs_path.child("name"),
-                r.name.as_str(),
-                "name must not be empty",
-            ));
-        }
-        if r.uid.is_empty() {
-            errs.push(FieldError::invalid(
-                refs_path.child("uid"),
-                r.uid.as_str(),
-                "uid must not be empty",
-            ));
-        }
+    for r in refs {
+        errs.extend(validate_owner_reference(r, refs_path));
         if r.controller == Some(true) {
             let current = format!("{}/{}", r.kind, r.name);
             match &first_controller {
                 Some(first) => errs.push(FieldError::invalid(
                     refs_path.clone(),
-                    json!(meta.owner_references),
+                    json!(refs),
                     format!(
                         "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"
                     ),
@@ -372,8 +354,51 @@ pub fn validate_object_meta_generic(
             }
         }
     }
-    let fin_path = path.child("finalizers");
-    let finalizers = meta.finalizers.as_deref().unwrap_or_default();
+    errs
+}
+
+/// apimachinery's `validateOwnerReference`: version, kind, name and uid set.
+fn validate_owner_reference(r: &OwnerReference, refs_path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
+    let (_, version) = match r.api_version.rsplit_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", r.api_version.as_str()),
+    };
+    if version.is_empty() {
+        errs.push(FieldError::invalid(
+            refs_path.child("apiVersion"),
+            r.api_version.as_str(),
+            "version must not be empty",
+        ));
+    }
+    if r.kind.is_empty() {
+        errs.push(FieldError::invalid(
+            refs_path.child("kind"),
+            r.kind.as_str(),
+            "kind must not be empty",
+        ));
+    }
+    if r.name.is_empty() {
+        errs.push(FieldError::invalid(
+            refs_path.child("name"),
+            r.name.as_str(),
+            "name must not be empty",
+        ));
+    }
+    if r.uid.is_empty() {
+        errs.push(FieldError::invalid(
+            refs_path.child("uid"),
+            r.uid.as_str(),
+            "uid must not be empty",
+        ));
+    }
+    errs
+}
+
+/// apimachinery's `ValidateFinalizers`: qualified names, not both `orphan` and
+/// `foregroundDeletion`.
+fn validate_finalizers(finalizers: &[String], fin_path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
     for f in finalizers {
         errs.extend(
             is_qualified_name(f)

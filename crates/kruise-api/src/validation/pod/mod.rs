@@ -265,55 +265,10 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &Path, opts: &PodValidationOption
             "",
         ));
     }
-    let host_users = spec.host_users.is_none_or(|h| h);
-    let (vols, verrs) = volumes::validate_volumes(
-        spec.volumes.as_deref().unwrap_or_default(),
-        &path.child("volumes"),
-        opts,
-    );
-    errs.extend(verrs);
-    let claim_names: BTreeSet<String> = spec
-        .resource_claims
-        .iter()
-        .flatten()
-        .filter(|c| !c.name.is_empty())
-        .map(|c| c.name.clone())
-        .collect();
-    errs.extend(validate_pod_resource_claims(
-        spec,
-        &path.child("resourceClaims"),
-    ));
-    let restart_policy = opt(&spec.restart_policy);
-    let ctx = containers::PodContext {
-        volumes: &vols,
-        pod_claim_names: &claim_names,
-        grace_period: spec.termination_grace_period_seconds,
-        restart_policy,
-        host_users,
-        opts,
-    };
-    let init = spec.init_containers.as_deref().unwrap_or_default();
-    errs.extend(containers::validate_containers(
-        &spec.containers,
-        &path.child("containers"),
-        &ctx,
-    ));
-    errs.extend(containers::validate_init_containers(
-        init,
-        &spec.containers,
-        &path.child("initContainers"),
-        &ctx,
-    ));
-    errs.extend(containers::validate_ephemeral_containers(
-        spec.ephemeral_containers.as_deref().unwrap_or_default(),
-        &spec.containers,
-        init,
-        &path.child("ephemeralContainers"),
-        &ctx,
-    ));
+    errs.extend(validate_pod_spec_containers(spec, path, opts));
     errs.extend(validate_host_network_deps(spec, path, opts));
     errs.extend(validate_restart_policy(
-        restart_policy,
+        opt(&spec.restart_policy),
         &path.child("restartPolicy"),
     ));
     errs.extend(validate_dns_policy(
@@ -336,26 +291,14 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &Path, opts: &PodValidationOption
         &path.child("affinity"),
     ));
     errs.extend(validate_dns_config(spec, &path.child("dnsConfig"), opts));
-    for (i, g) in spec.readiness_gates.iter().flatten().enumerate() {
-        let p = path.child("readinessGates").index(i).child("conditionType");
-        errs.extend(
-            is_qualified_name(&g.condition_type)
-                .into_iter()
-                .map(|m| FieldError::invalid(p.clone(), g.condition_type.as_str(), m)),
-        );
-    }
-    let mut gates: BTreeSet<&str> = BTreeSet::new();
-    for (i, g) in spec.scheduling_gates.iter().flatten().enumerate() {
-        let p = path.child("schedulingGates").index(i);
-        errs.extend(
-            is_qualified_name(&g.name)
-                .into_iter()
-                .map(|m| FieldError::invalid(p.clone(), g.name.as_str(), m)),
-        );
-        if !gates.insert(g.name.as_str()) {
-            errs.push(FieldError::duplicate(p, g.name.as_str()));
-        }
-    }
+    errs.extend(validate_readiness_gates(
+        spec,
+        &path.child("readinessGates"),
+    ));
+    errs.extend(validate_scheduling_gates(
+        spec,
+        &path.child("schedulingGates"),
+    ));
     errs.extend(scheduling::validate_topology_spread_constraints(
         spec.topology_spread_constraints
             .as_deref()
@@ -367,6 +310,122 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &Path, opts: &PodValidationOption
         spec, path, opts,
     ));
     errs.extend(validate_host_users(spec, path));
+    errs.extend(validate_pod_spec_names_and_deadline(spec, path));
+    if let Some(t) = spec.tolerations.as_deref().filter(|t| !t.is_empty()) {
+        errs.extend(scheduling::validate_tolerations(
+            t,
+            &path.child("tolerations"),
+        ));
+    }
+    errs.extend(validate_host_aliases(spec, &path.child("hostAliases")));
+    errs.extend(validate_pod_spec_class_names(spec, path));
+    if let Some(pp) = spec.preemption_policy.as_deref() {
+        errs.extend(validate_preemption_policy(
+            pp,
+            &path.child("preemptionPolicy"),
+        ));
+    }
+    if let Some(overhead) = spec.overhead.as_ref() {
+        errs.extend(validate_overhead(overhead, &path.child("overhead"), opts));
+    }
+    errs.extend(validate_os(spec, path));
+    errs
+}
+
+/// The volume, resource-claim and container steps of `ValidatePodSpec` (`ValidateVolumes`,
+/// `validatePodResourceClaims`, `validateContainers`, `validateInitContainers`,
+/// `validateEphemeralContainers`), which share the volumes and claim names found.
+fn validate_pod_spec_containers(
+    spec: &PodSpec,
+    path: &Path,
+    opts: &PodValidationOptions,
+) -> ErrorList {
+    let mut errs = ErrorList::new();
+    let host_users = spec.host_users.is_none_or(|h| h);
+    let (vols, verrs) = volumes::validate_volumes(
+        spec.volumes.as_deref().unwrap_or_default(),
+        &path.child("volumes"),
+        opts,
+    );
+    errs.extend(verrs);
+    let claim_names: BTreeSet<String> = spec
+        .resource_claims
+        .iter()
+        .flatten()
+        .filter(|c| !c.name.is_empty())
+        .map(|c| c.name.clone())
+        .collect();
+    errs.extend(validate_pod_resource_claims(
+        spec,
+        &path.child("resourceClaims"),
+    ));
+    let ctx = containers::PodContext {
+        volumes: &vols,
+        pod_claim_names: &claim_names,
+        grace_period: spec.termination_grace_period_seconds,
+        restart_policy: opt(&spec.restart_policy),
+        host_users,
+        opts,
+    };
+    let init = spec.init_containers.as_deref().unwrap_or_default();
+    errs.extend(containers::validate_containers(
+        &spec.containers,
+        &path.child("containers"),
+        &ctx,
+    ));
+    errs.extend(containers::validate_init_containers(
+        init,
+        &spec.containers,
+        &path.child("initContainers"),
+        &ctx,
+    ));
+    errs.extend(containers::validate_ephemeral_containers(
+        spec.ephemeral_containers.as_deref().unwrap_or_default(),
+        &spec.containers,
+        init,
+        &path.child("ephemeralContainers"),
+        &ctx,
+    ));
+    errs
+}
+
+/// `validateReadinessGates`: condition types are qualified names.
+fn validate_readiness_gates(spec: &PodSpec, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
+    for (i, g) in spec.readiness_gates.iter().flatten().enumerate() {
+        let p = path.index(i).child("conditionType");
+        errs.extend(
+            is_qualified_name(&g.condition_type)
+                .into_iter()
+                .map(|m| FieldError::invalid(p.clone(), g.condition_type.as_str(), m)),
+        );
+    }
+    errs
+}
+
+/// `validateSchedulingGates`: unique qualified names.
+fn validate_scheduling_gates(spec: &PodSpec, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
+    let mut gates: BTreeSet<&str> = BTreeSet::new();
+    for (i, g) in spec.scheduling_gates.iter().flatten().enumerate() {
+        let p = path.index(i);
+        errs.extend(
+            is_qualified_name(&g.name)
+                .into_iter()
+                .map(|m| FieldError::invalid(p.clone(), g.name.as_str(), m)),
+        );
+        if !gates.insert(g.name.as_str()) {
+            errs.push(FieldError::duplicate(p, g.name.as_str()));
+        }
+    }
+    errs
+}
+
+/// The name and deadline steps of `ValidatePodSpec`: `ValidateServiceAccountName` and
+/// `ValidateNodeName` (DNS subdomains), `activeDeadlineSeconds` in 1..=2^31-1, and `hostname`
+/// and `subdomain` (`ValidateDNS1123Label`).
+fn validate_pod_spec_names_and_deadline(spec: &PodSpec, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
     for (value, child) in [
         (opt(&spec.service_account_name), "serviceAccountName"),
         (opt(&spec.node_name), "nodeName"),
@@ -400,15 +459,15 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &Path, opts: &PodValidationOption
             );
         }
     }
-    if let Some(t) = spec.tolerations.as_deref().filter(|t| !t.is_empty()) {
-        errs.extend(scheduling::validate_tolerations(
-            t,
-            &path.child("tolerations"),
-        ));
-    }
+    errs
+}
+
+/// `ValidateHostAliases`: IP addresses and DNS-1123 subdomain host names.
+fn validate_host_aliases(spec: &PodSpec, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
     for (i, a) in spec.host_aliases.iter().flatten().enumerate() {
         let ip = a.ip.as_str();
-        let p = path.child("hostAliases").index(i);
+        let p = path.index(i);
         if let Some(m) = is_valid_ip(ip) {
             errs.push(FieldError::invalid(p.child("ip"), ip, m));
         }
@@ -420,6 +479,13 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &Path, opts: &PodValidationOption
             );
         }
     }
+    errs
+}
+
+/// The class-name steps of `ValidatePodSpec`: `ValidatePriorityClassName` and
+/// `ValidateRuntimeClassName` (DNS subdomains).
+fn validate_pod_spec_class_names(spec: &PodSpec, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
     let pcn = opt(&spec.priority_class_name);
     if !pcn.is_empty() {
         errs.extend(
@@ -435,30 +501,35 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &Path, opts: &PodValidationOption
                 .map(|m| FieldError::invalid(path.child("runtimeClassName"), rc, m)),
         );
     }
-    if let Some(pp) = spec.preemption_policy.as_deref() {
-        let p = path.child("preemptionPolicy");
-        match pp {
-            "PreemptLowerPriority" | "Never" => {}
-            "" => errs.push(FieldError::required(p, "")),
-            other => errs.push(FieldError::not_supported(
-                p,
-                other,
-                &["PreemptLowerPriority", "Never"],
-            )),
-        }
+    errs
+}
+
+/// `validatePreemptionPolicy`: `PreemptLowerPriority` or `Never`, required.
+fn validate_preemption_policy(policy: &str, p: &Path) -> ErrorList {
+    match policy {
+        "PreemptLowerPriority" | "Never" => ErrorList::new(),
+        "" => vec![FieldError::required(p.clone(), "")],
+        other => vec![FieldError::not_supported(
+            p.clone(),
+            other,
+            &["PreemptLowerPriority", "Never"],
+        )],
     }
-    if let Some(overhead) = spec.overhead.as_ref() {
-        let req = k8s_openapi::api::core::v1::ResourceRequirements {
-            limits: Some(overhead.clone()),
-            ..Default::default()
-        };
-        errs.extend(resources::validate_container_resource_requirements(
-            &req,
-            &BTreeSet::new(),
-            &path.child("overhead"),
-            opts,
-        ));
-    }
+}
+
+/// `validateOverhead`: the overhead checked as the limits of a container's resources.
+fn validate_overhead(overhead: &QuantityMap, p: &Path, opts: &PodValidationOptions) -> ErrorList {
+    let req = k8s_openapi::api::core::v1::ResourceRequirements {
+        limits: Some(overhead.clone()),
+        ..Default::default()
+    };
+    resources::validate_container_resource_requirements(&req, &BTreeSet::new(), p, opts)
+}
+
+/// `validateOS` and the OS switch of `ValidatePodSpec`: a `linux` or `windows` name, then the
+/// fields that OS forbids (`validateLinux`, `validateWindows`).
+fn validate_os(spec: &PodSpec, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
     if let Some(os) = spec.os.as_ref() {
         let p = path.child("os");
         if os.name.is_empty() {

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::ResourceRequirements;
+use k8s_openapi::api::core::v1::{ResourceClaim, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
 use super::super::field::{ErrorList, FieldError, Path};
@@ -236,10 +236,24 @@ pub(crate) fn validate_container_resource_requirements(
             "HugePages require cpu or memory",
         ));
     }
-    // validateResourceClaimNames.
-    let cp = path.child("claims");
+    errs.extend(validate_resource_claim_names(
+        req.claims.as_deref().unwrap_or_default(),
+        pod_claim_names,
+        &path.child("claims"),
+    ));
+    errs
+}
+
+/// `validateResourceClaimNames`: unique claim (and claim/request) names, each naming one of the
+/// pod's resource claims.
+fn validate_resource_claim_names(
+    claims: &[ResourceClaim],
+    pod_claim_names: &BTreeSet<String>,
+    cp: &Path,
+) -> ErrorList {
+    let mut errs = ErrorList::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
-    for (i, claim) in req.claims.iter().flatten().enumerate() {
+    for (i, claim) in claims.iter().enumerate() {
         let name = claim.name.as_str();
         if name.is_empty() {
             errs.push(FieldError::required(cp.index(i), ""));

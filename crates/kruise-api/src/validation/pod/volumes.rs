@@ -4,8 +4,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{
-    DownwardAPIVolumeFile, KeyToPath, ObjectFieldSelector, PersistentVolumeClaimSpec,
-    ProjectedVolumeSource, ResourceFieldSelector, Volume,
+    AWSElasticBlockStoreVolumeSource, AzureFileVolumeSource, CSIVolumeSource, CephFSVolumeSource,
+    CinderVolumeSource, ClusterTrustBundleProjection, ConfigMapVolumeSource, DownwardAPIProjection,
+    DownwardAPIVolumeFile, DownwardAPIVolumeSource, EmptyDirVolumeSource, EphemeralVolumeSource,
+    FCVolumeSource, FlexVolumeSource, FlockerVolumeSource, GCEPersistentDiskVolumeSource,
+    GitRepoVolumeSource, GlusterfsVolumeSource, HostPathVolumeSource, ImageVolumeSource, KeyToPath,
+    NFSVolumeSource, ObjectFieldSelector, PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource, PhotonPersistentDiskVolumeSource, PortworxVolumeSource,
+    ProjectedVolumeSource, QuobyteVolumeSource, RBDVolumeSource, ResourceFieldSelector,
+    ScaleIOVolumeSource, SecretVolumeSource, ServiceAccountTokenProjection, StorageOSVolumeSource,
+    TypedObjectReference, Volume, VsphereVirtualDiskVolumeSource,
 };
 use serde_json::json;
 
@@ -88,565 +96,601 @@ fn required_str(errs: &mut ErrorList, value: &str, path: Path) {
     }
 }
 
+/// The sources of one volume seen so far (`numVolumes` in Go's `validateVolumeSource`) and the
+/// errors found in them.
+struct VolumeSources<'a> {
+    path: &'a Path,
+    count: usize,
+    errs: ErrorList,
+}
+
+impl<'a> VolumeSources<'a> {
+    fn new(path: &'a Path) -> Self {
+        Self {
+            path,
+            count: 0,
+            errs: ErrorList::new(),
+        }
+    }
+
+    /// One source of `validateVolumeSource`: a second one is forbidden (reported on `name`), the
+    /// first is checked by `check`.
+    fn check<T>(&mut self, src: &Option<T>, name: &str, check: impl FnOnce(&T) -> ErrorList) {
+        if let Some(src) = src.as_ref() {
+            if self.count > 0 {
+                self.errs
+                    .push(FieldError::forbidden(self.path.child(name), MORE_THAN_ONE));
+            } else {
+                self.count += 1;
+                self.errs.extend(check(src));
+            }
+        }
+    }
+
+    /// The end of `validateVolumeSource`: some source is required.
+    fn finish(mut self) -> ErrorList {
+        if self.count == 0 {
+            self.errs.push(FieldError::required(
+                self.path.clone(),
+                "must specify a volume type",
+            ));
+        }
+        self.errs
+    }
+}
+
 /// `validateVolumeSource`: exactly one source, checked by its own rules. Paths follow Go,
 /// including its slips (`downwarAPI` for a second downward API source, `persistentDisk` for a
 /// GCE disk's fields, `cephFS`/`cephfs`).
 fn validate_volume_source(v: &Volume, path: &Path, opts: &PodValidationOptions) -> ErrorList {
-    let mut errs = ErrorList::new();
-    let mut n = 0;
-    // One source: a second one is forbidden (reported on `$name`), the first is checked by
-    // `$body`.
-    macro_rules! source {
-        ($field:expr, $name:literal, $body:expr) => {
-            if let Some(src) = $field.as_ref() {
-                if n > 0 {
-                    errs.push(FieldError::forbidden(path.child($name), MORE_THAN_ONE));
-                } else {
-                    n += 1;
-                    #[allow(clippy::redundant_closure_call)]
-                    errs.extend(($body)(src));
-                }
-            }
-        };
-    }
-    if let Some(e) = v.empty_dir.as_ref() {
-        n += 1;
-        if let Some(q) = e.size_limit.as_ref()
-            && parse_quantity(&q.0).is_ok_and(|q| q.sign() < 0)
-        {
-            errs.push(FieldError::forbidden(
-                path.child("emptyDir").child("sizeLimit"),
-                "SizeLimit field must be a valid resource quantity",
-            ));
-        }
-    }
-    source!(
-        v.host_path,
-        "hostPath",
-        |h: &k8s_openapi::api::core::v1::HostPathVolumeSource| {
-            let p = path.child("hostPath");
-            let mut e = ErrorList::new();
-            if h.path.is_empty() {
-                e.push(FieldError::required(p.child("path"), ""));
-                return e;
-            }
-            e.extend(validate_path_no_backsteps(&h.path, &p.child("path")));
-            if let Some(t) = h.type_.as_deref() {
-                const TYPES: &[&str] = &[
-                    "",
-                    "BlockDevice",
-                    "CharDevice",
-                    "Directory",
-                    "DirectoryOrCreate",
-                    "File",
-                    "FileOrCreate",
-                    "Socket",
-                ];
-                if !TYPES.contains(&t) {
-                    e.push(FieldError::not_supported(p.child("type"), t, TYPES));
-                }
-            }
-            e
-        }
-    );
-    source!(
-        v.git_repo,
-        "gitRepo",
-        |g: &k8s_openapi::api::core::v1::GitRepoVolumeSource| {
-            let p = path.child("gitRepo");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &g.repository, p.child("repository"));
-            e.extend(validate_local_descending_path(
-                opt(&g.directory),
-                &p.child("directory"),
-            ));
-            e
-        }
-    );
-    source!(
-        v.gce_persistent_disk,
-        "gcePersistentDisk",
-        |g: &k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource| {
-            let p = path.child("persistentDisk");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &g.pd_name, p.child("pdName"));
-            let part = g.partition.unwrap_or(0);
-            if !(0..=255).contains(&part) {
-                e.push(FieldError::invalid(
-                    p.child("partition"),
-                    part,
-                    "must be between 1 and 255, inclusive",
-                ));
-            }
-            e
-        }
-    );
-    source!(
-        v.aws_elastic_block_store,
-        "awsElasticBlockStore",
-        |a: &k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource| {
-            let p = path.child("awsElasticBlockStore");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &a.volume_id, p.child("volumeID"));
-            let part = a.partition.unwrap_or(0);
-            if !(0..=255).contains(&part) {
-                e.push(FieldError::invalid(
-                    p.child("partition"),
-                    part,
-                    "must be between 1 and 255, inclusive",
-                ));
-            }
-            e
-        }
-    );
-    source!(
-        v.secret,
-        "secret",
-        |s: &k8s_openapi::api::core::v1::SecretVolumeSource| {
-            let p = path.child("secret");
-            let mut e = ErrorList::new();
-            required_str(&mut e, opt(&s.secret_name), p.child("secretName"));
-            if let Some(m) = bad_mode(s.default_mode) {
-                e.push(FieldError::invalid(
-                    p.child("defaultMode"),
-                    m,
-                    FILE_MODE_ERROR,
-                ));
-            }
-            for (i, kp) in s.items.iter().flatten().enumerate() {
-                e.extend(validate_key_to_path(kp, &p.child("items").index(i)));
-            }
-            e
-        }
-    );
-    source!(
-        v.nfs,
-        "nfs",
-        |s: &k8s_openapi::api::core::v1::NFSVolumeSource| {
-            let p = path.child("nfs");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &s.server, p.child("server"));
-            required_str(&mut e, &s.path, p.child("path"));
-            if !s.path.starts_with('/') {
-                e.push(FieldError::invalid(
-                    p.child("path"),
-                    s.path.as_str(),
-                    "must be an absolute path",
-                ));
-            }
-            e
-        }
-    );
-    if let Some(s) = v.iscsi.as_ref() {
-        source!(
-            v.iscsi,
-            "iscsi",
-            |s: &k8s_openapi::api::core::v1::ISCSIVolumeSource| validate_iscsi(
-                s,
-                &path.child("iscsi")
-            )
-        );
-        if s.initiator_name.is_some() && v.name.len() + 1 + s.target_portal.len() > 64 {
-            errs.push(FieldError::invalid(
-                path.child("name"),
-                v.name.as_str(),
-                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.",
-            ));
-        }
-    }
-    source!(
-        v.glusterfs,
-        "glusterfs",
-        |g: &k8s_openapi::api::core::v1::GlusterfsVolumeSource| {
-            let p = path.child("glusterfs");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &g.endpoints, p.child("endpoints"));
-            required_str(&mut e, &g.path, p.child("path"));
-            e
-        }
-    );
-    source!(
-        v.flocker,
-        "flocker",
-        |f: &k8s_openapi::api::core::v1::FlockerVolumeSource| {
-            let p = path.child("flocker");
-            let mut e = ErrorList::new();
-            let (name, uuid) = (opt(&f.dataset_name), opt(&f.dataset_uuid));
-            if name.is_empty() && uuid.is_empty() {
-                e.push(FieldError::required(
-                    p.clone(),
-                    "one of datasetName and datasetUUID is required",
-                ));
-            }
-            if !name.is_empty() && !uuid.is_empty() {
-                e.push(FieldError::invalid(
-                    p.clone(),
-                    "resource",
-                    "datasetName and datasetUUID can not be specified simultaneously",
-                ));
-            }
-            if name.contains('/') {
-                e.push(FieldError::invalid(
-                    p.child("datasetName"),
-                    name,
-                    "must not contain '/'",
-                ));
-            }
-            e
-        }
-    );
-    source!(
-        v.persistent_volume_claim,
-        "persistentVolumeClaim",
-        |c: &k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource| {
-            let mut e = ErrorList::new();
-            required_str(
-                &mut e,
-                &c.claim_name,
-                path.child("persistentVolumeClaim").child("claimName"),
-            );
-            e
-        }
-    );
-    source!(
-        v.rbd,
-        "rbd",
-        |r: &k8s_openapi::api::core::v1::RBDVolumeSource| {
-            let p = path.child("rbd");
-            let mut e = ErrorList::new();
-            if r.monitors.is_empty() {
-                e.push(FieldError::required(p.child("monitors"), ""));
-            }
-            required_str(&mut e, &r.image, p.child("image"));
-            e
-        }
-    );
-    source!(
-        v.cinder,
-        "cinder",
-        |c: &k8s_openapi::api::core::v1::CinderVolumeSource| {
-            let p = path.child("cinder");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &c.volume_id, p.child("volumeID"));
-            if let Some(s) = c.secret_ref.as_ref() {
-                required_str(&mut e, &s.name, p.children(&["secretRef", "name"]));
-            }
-            e
-        }
-    );
-    source!(
-        v.cephfs,
-        "cephFS",
-        |c: &k8s_openapi::api::core::v1::CephFSVolumeSource| {
-            let mut e = ErrorList::new();
-            if c.monitors.is_empty() {
-                e.push(FieldError::required(
-                    path.child("cephfs").child("monitors"),
-                    "",
-                ));
-            }
-            e
-        }
-    );
-    source!(
-        v.quobyte,
-        "quobyte",
-        |q: &k8s_openapi::api::core::v1::QuobyteVolumeSource| {
-            let p = path.child("quobyte");
-            let mut e = ErrorList::new();
-            const REG: &str = "must be a host:port pair or multiple pairs separated by commas";
-            if q.registry.is_empty() {
-                e.push(FieldError::required(p.child("registry"), REG));
-            } else if opt(&q.tenant).len() >= 65 {
-                e.push(FieldError::required(
-                    p.child("tenant"),
-                    "must be a UUID and may not exceed a length of 64 characters",
-                ));
-            } else {
-                for pair in q.registry.split(',') {
-                    if !is_host_port(pair) {
-                        e.push(FieldError::invalid(
-                            p.child("registry"),
-                            q.registry.as_str(),
-                            REG,
-                        ));
-                    }
-                }
-            }
-            required_str(&mut e, &q.volume, p.child("volume"));
-            e
-        }
-    );
-    source!(
-        v.downward_api,
-        "downwarAPI",
-        |d: &k8s_openapi::api::core::v1::DownwardAPIVolumeSource| {
-            let p = path.child("downwardAPI");
-            let mut e = ErrorList::new();
-            if let Some(m) = bad_mode(d.default_mode) {
-                e.push(FieldError::invalid(
-                    p.child("defaultMode"),
-                    m,
-                    FILE_MODE_ERROR,
-                ));
-            }
-            for f in d.items.iter().flatten() {
-                e.extend(validate_downward_api_volume_file(f, &p, opts));
-            }
-            e
-        }
-    );
-    source!(
-        v.fc,
-        "fc",
-        |f: &k8s_openapi::api::core::v1::FCVolumeSource| {
-            let p = path.child("fc");
-            let mut e = ErrorList::new();
-            let wwns = f.target_wwns.as_deref().unwrap_or_default();
-            let wwids = f.wwids.as_deref().unwrap_or_default();
-            if wwns.is_empty() && wwids.is_empty() {
-                e.push(FieldError::required(
-                    p.child("targetWWNs"),
-                    "must specify either targetWWNs or wwids, but not both",
-                ));
-            }
-            if !wwns.is_empty() && !wwids.is_empty() {
-                e.push(FieldError::invalid(
-                    p.child("targetWWNs"),
-                    json!(wwns),
-                    "targetWWNs and wwids can not be specified simultaneously",
-                ));
-            }
-            if !wwns.is_empty() {
-                match f.lun {
-                    None => e.push(FieldError::required(
-                        p.child("lun"),
-                        "lun is required if targetWWNs is specified",
-                    )),
-                    Some(l) if !(0..=255).contains(&l) => {
-                        e.push(FieldError::invalid(
-                            p.child("lun"),
-                            l,
-                            "must be between 0 and 255, inclusive",
-                        ));
-                    }
-                    Some(_) => {}
-                }
-            }
-            e
-        }
-    );
-    source!(
-        v.flex_volume,
-        "flexVolume",
-        |f: &k8s_openapi::api::core::v1::FlexVolumeSource| {
-            let p = path.child("flexVolume");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &f.driver, p.child("driver"));
-            for k in f.options.iter().flat_map(|o| o.keys()) {
-                let ns = k.split_once('/').map_or(k.as_str(), |(ns, _)| ns);
-                let normalized = format!(".{}", ns.to_lowercase());
-                if normalized.ends_with(".kubernetes.io") || normalized.ends_with(".k8s.io") {
-                    e.push(FieldError::invalid(
-                        p.child("options").key(k),
-                        k.as_str(),
-                        "kubernetes.io and k8s.io namespaces are reserved",
-                    ));
-                }
-            }
-            e
-        }
-    );
-    source!(
-        v.config_map,
-        "configMap",
-        |c: &k8s_openapi::api::core::v1::ConfigMapVolumeSource| {
-            let p = path.child("configMap");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &c.name, p.child("name"));
-            if let Some(m) = bad_mode(c.default_mode) {
-                e.push(FieldError::invalid(
-                    p.child("defaultMode"),
-                    m,
-                    FILE_MODE_ERROR,
-                ));
-            }
-            for (i, kp) in c.items.iter().flatten().enumerate() {
-                e.extend(validate_key_to_path(kp, &p.child("items").index(i)));
-            }
-            e
-        }
-    );
-    source!(
-        v.azure_file,
-        "azureFile",
-        |a: &k8s_openapi::api::core::v1::AzureFileVolumeSource| {
-            let p = path.child("azureFile");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &a.secret_name, p.child("secretName"));
-            required_str(&mut e, &a.share_name, p.child("shareName"));
-            e
-        }
-    );
-    source!(
-        v.vsphere_volume,
-        "vsphereVolume",
-        |s: &k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource| {
-            let mut e = ErrorList::new();
-            required_str(
-                &mut e,
-                &s.volume_path,
-                path.child("vsphereVolume").child("volumePath"),
-            );
-            e
-        }
-    );
-    source!(
-        v.photon_persistent_disk,
-        "photonPersistentDisk",
-        |s: &k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource| {
-            let mut e = ErrorList::new();
-            required_str(
-                &mut e,
-                &s.pd_id,
-                path.child("photonPersistentDisk").child("pdID"),
-            );
-            e
-        }
-    );
-    source!(
-        v.portworx_volume,
-        "portworxVolume",
-        |s: &k8s_openapi::api::core::v1::PortworxVolumeSource| {
-            let mut e = ErrorList::new();
-            required_str(
-                &mut e,
-                &s.volume_id,
-                path.child("portworxVolume").child("volumeID"),
-            );
-            e
-        }
-    );
-    source!(
-        v.azure_disk,
-        "azureDisk",
-        |a: &k8s_openapi::api::core::v1::AzureDiskVolumeSource| validate_azure_disk(
-            a,
-            &path.child("azureDisk")
-        )
-    );
-    source!(
-        v.storageos,
-        "storageos",
-        |s: &k8s_openapi::api::core::v1::StorageOSVolumeSource| {
-            let p = path.child("storageos");
-            let mut e = ErrorList::new();
-            let name = opt(&s.volume_name);
-            if name.is_empty() {
-                e.push(FieldError::required(p.child("volumeName"), ""));
-            } else {
-                e.extend(
-                    is_dns1123_label(name)
-                        .into_iter()
-                        .map(|m| FieldError::invalid(p.child("volumeName"), name, m)),
-                );
-            }
-            let ns = opt(&s.volume_namespace);
-            if !ns.is_empty() {
-                e.extend(
-                    is_dns1123_label(ns)
-                        .into_iter()
-                        .map(|m| FieldError::invalid(p.child("volumeNamespace"), ns, m)),
-                );
-            }
-            if let Some(r) = s.secret_ref.as_ref() {
-                required_str(&mut e, &r.name, p.children(&["secretRef", "name"]));
-            }
-            e
-        }
-    );
-    source!(v.projected, "projected", |p: &ProjectedVolumeSource| {
+    let mut s = VolumeSources::new(path);
+    // Go counts `emptyDir` without the "more than 1" check; as the first source it never fails.
+    s.check(&v.empty_dir, "emptyDir", |e| {
+        validate_empty_dir_volume_source(e, &path.child("emptyDir"))
+    });
+    s.check(&v.host_path, "hostPath", |h| {
+        validate_host_path_volume_source(h, &path.child("hostPath"))
+    });
+    s.check(&v.git_repo, "gitRepo", |g| {
+        validate_git_repo_volume_source(g, &path.child("gitRepo"))
+    });
+    s.check(&v.gce_persistent_disk, "gcePersistentDisk", |g| {
+        validate_gce_persistent_disk_volume_source(g, &path.child("persistentDisk"))
+    });
+    s.check(&v.aws_elastic_block_store, "awsElasticBlockStore", |a| {
+        validate_aws_elastic_block_store_volume_source(a, &path.child("awsElasticBlockStore"))
+    });
+    s.check(&v.secret, "secret", |sec| {
+        validate_secret_volume_source(sec, &path.child("secret"))
+    });
+    s.check(&v.nfs, "nfs", |n| {
+        validate_nfs_volume_source(n, &path.child("nfs"))
+    });
+    s.check(&v.iscsi, "iscsi", |i| {
+        validate_iscsi(i, &path.child("iscsi"))
+    });
+    s.errs.extend(validate_iscsi_volume_name(v, path));
+    s.check(&v.glusterfs, "glusterfs", |g| {
+        validate_glusterfs_volume_source(g, &path.child("glusterfs"))
+    });
+    s.check(&v.flocker, "flocker", |f| {
+        validate_flocker_volume_source(f, &path.child("flocker"))
+    });
+    s.check(&v.persistent_volume_claim, "persistentVolumeClaim", |c| {
+        validate_persistent_claim_volume_source(c, &path.child("persistentVolumeClaim"))
+    });
+    s.check(&v.rbd, "rbd", |r| {
+        validate_rbd_volume_source(r, &path.child("rbd"))
+    });
+    s.check(&v.cinder, "cinder", |c| {
+        validate_cinder_volume_source(c, &path.child("cinder"))
+    });
+    s.check(&v.cephfs, "cephFS", |c| {
+        validate_ceph_fs_volume_source(c, &path.child("cephfs"))
+    });
+    s.check(&v.quobyte, "quobyte", |q| {
+        validate_quobyte_volume_source(q, &path.child("quobyte"))
+    });
+    s.check(&v.downward_api, "downwarAPI", |d| {
+        validate_downward_api_volume_source(d, &path.child("downwardAPI"), opts)
+    });
+    s.check(&v.fc, "fc", |f| {
+        validate_fc_volume_source(f, &path.child("fc"))
+    });
+    s.check(&v.flex_volume, "flexVolume", |f| {
+        validate_flex_volume_source(f, &path.child("flexVolume"))
+    });
+    s.check(&v.config_map, "configMap", |c| {
+        validate_config_map_volume_source(c, &path.child("configMap"))
+    });
+    s.check(&v.azure_file, "azureFile", |a| {
+        validate_azure_file(a, &path.child("azureFile"))
+    });
+    s.check(&v.vsphere_volume, "vsphereVolume", |sv| {
+        validate_vsphere_volume_source(sv, &path.child("vsphereVolume"))
+    });
+    s.check(&v.photon_persistent_disk, "photonPersistentDisk", |pd| {
+        validate_photon_persistent_disk_volume_source(pd, &path.child("photonPersistentDisk"))
+    });
+    s.check(&v.portworx_volume, "portworxVolume", |pw| {
+        validate_portworx_volume_source(pw, &path.child("portworxVolume"))
+    });
+    s.check(&v.azure_disk, "azureDisk", |a| {
+        validate_azure_disk(a, &path.child("azureDisk"))
+    });
+    s.check(&v.storageos, "storageos", |so| {
+        validate_storage_os_volume_source(so, &path.child("storageos"))
+    });
+    s.check(&v.projected, "projected", |p| {
         validate_projected(p, &path.child("projected"), opts)
     });
-    source!(
-        v.scale_io,
-        "scaleIO",
-        |s: &k8s_openapi::api::core::v1::ScaleIOVolumeSource| {
-            let p = path.child("scaleIO");
-            let mut e = ErrorList::new();
-            required_str(&mut e, &s.gateway, p.child("gateway"));
-            required_str(&mut e, &s.system, p.child("system"));
-            required_str(&mut e, opt(&s.volume_name), p.child("volumeName"));
-            e
-        }
-    );
-    source!(
-        v.csi,
-        "csi",
-        |c: &k8s_openapi::api::core::v1::CSIVolumeSource| {
-            let p = path.child("csi");
-            let mut e = validate_csi_driver_name(&c.driver, &p.child("driver"));
-            if let Some(r) = c.node_publish_secret_ref.as_ref() {
-                if r.name.is_empty() {
-                    e.push(FieldError::required(
-                        p.children(&["nodePublishSecretRef", "name"]),
-                        "",
-                    ));
-                } else {
-                    e.extend(
-                        name_is_dns_subdomain(&r.name, false)
-                            .into_iter()
-                            .map(|m| FieldError::invalid(p.child("name"), r.name.as_str(), m)),
-                    );
-                }
-            }
-            e
-        }
-    );
-    source!(
-        v.ephemeral,
-        "ephemeral",
-        |eph: &k8s_openapi::api::core::v1::EphemeralVolumeSource| {
-            let p = path.child("ephemeral");
-            match eph.volume_claim_template.as_ref() {
-                None => vec![FieldError::required(p.child("volumeClaimTemplate"), "")],
-                Some(t) => {
-                    let tp = p.child("volumeClaimTemplate");
-                    let meta = t.metadata.clone().unwrap_or_default();
-                    let mp = tp.child("metadata");
-                    let mut e =
-                        validate_annotations(meta.annotations.as_ref(), &mp.child("annotations"));
-                    e.extend(validate_labels(meta.labels.as_ref(), &mp.child("labels")));
-                    e.extend(validate_template_meta_allow_list(&meta, &mp));
-                    e.extend(validate_pvc_spec(&t.spec, &tp.child("spec")));
-                    e
-                }
-            }
-        }
-    );
-    source!(
-        v.image,
-        "image",
-        |i: &k8s_openapi::api::core::v1::ImageVolumeSource| {
-            let p = path.child("image");
-            let mut e = ErrorList::new();
-            if opts.resource_is_pod && opt(&i.reference).is_empty() {
-                e.push(FieldError::required(p.child("reference"), ""));
-            }
-            e.extend(validate_pull_policy(
-                opt(&i.pull_policy),
-                &p.child("pullPolicy"),
-            ));
-            e
-        }
-    );
-    if n == 0 {
-        errs.push(FieldError::required(
-            path.clone(),
-            "must specify a volume type",
+    s.check(&v.scale_io, "scaleIO", |sio| {
+        validate_scale_io_volume_source(sio, &path.child("scaleIO"))
+    });
+    s.check(&v.csi, "csi", |c| {
+        validate_csi_volume_source(c, &path.child("csi"))
+    });
+    s.check(&v.ephemeral, "ephemeral", |e| {
+        validate_ephemeral_volume_source(e, &path.child("ephemeral"))
+    });
+    s.check(&v.image, "image", |i| {
+        validate_image_volume_source(i, &path.child("image"), opts)
+    });
+    s.finish()
+}
+
+/// The `emptyDir` rule of Go's `validateVolumeSource`: a `sizeLimit` must not be negative.
+fn validate_empty_dir_volume_source(e: &EmptyDirVolumeSource, p: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
+    if let Some(q) = e.size_limit.as_ref()
+        && parse_quantity(&q.0).is_ok_and(|q| q.sign() < 0)
+    {
+        errs.push(FieldError::forbidden(
+            p.child("sizeLimit"),
+            "SizeLimit field must be a valid resource quantity",
         ));
     }
     errs
+}
+
+/// `validateHostPathVolumeSource`: a path without backsteps and a known type.
+fn validate_host_path_volume_source(h: &HostPathVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    if h.path.is_empty() {
+        e.push(FieldError::required(p.child("path"), ""));
+        return e;
+    }
+    e.extend(validate_path_no_backsteps(&h.path, &p.child("path")));
+    if let Some(t) = h.type_.as_deref() {
+        const TYPES: &[&str] = &[
+            "",
+            "BlockDevice",
+            "CharDevice",
+            "Directory",
+            "DirectoryOrCreate",
+            "File",
+            "FileOrCreate",
+            "Socket",
+        ];
+        if !TYPES.contains(&t) {
+            e.push(FieldError::not_supported(p.child("type"), t, TYPES));
+        }
+    }
+    e
+}
+
+/// `validateGitRepoVolumeSource`: a repository and a local, descending directory.
+fn validate_git_repo_volume_source(g: &GitRepoVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &g.repository, p.child("repository"));
+    e.extend(validate_local_descending_path(
+        opt(&g.directory),
+        &p.child("directory"),
+    ));
+    e
+}
+
+/// `validateGCEPersistentDiskVolumeSource`: a disk name and a partition in 0..=255.
+fn validate_gce_persistent_disk_volume_source(
+    g: &GCEPersistentDiskVolumeSource,
+    p: &Path,
+) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &g.pd_name, p.child("pdName"));
+    let part = g.partition.unwrap_or(0);
+    if !(0..=255).contains(&part) {
+        e.push(FieldError::invalid(
+            p.child("partition"),
+            part,
+            "must be between 1 and 255, inclusive",
+        ));
+    }
+    e
+}
+
+/// `validateAWSElasticBlockStoreVolumeSource`: a volume ID and a partition in 0..=255.
+fn validate_aws_elastic_block_store_volume_source(
+    a: &AWSElasticBlockStoreVolumeSource,
+    p: &Path,
+) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &a.volume_id, p.child("volumeID"));
+    let part = a.partition.unwrap_or(0);
+    if !(0..=255).contains(&part) {
+        e.push(FieldError::invalid(
+            p.child("partition"),
+            part,
+            "must be between 1 and 255, inclusive",
+        ));
+    }
+    e
+}
+
+/// `validateSecretVolumeSource`: a secret name, a file mode and valid items.
+fn validate_secret_volume_source(s: &SecretVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, opt(&s.secret_name), p.child("secretName"));
+    if let Some(m) = bad_mode(s.default_mode) {
+        e.push(FieldError::invalid(
+            p.child("defaultMode"),
+            m,
+            FILE_MODE_ERROR,
+        ));
+    }
+    for (i, kp) in s.items.iter().flatten().enumerate() {
+        e.extend(validate_key_to_path(kp, &p.child("items").index(i)));
+    }
+    e
+}
+
+/// `validateNFSVolumeSource`: a server and an absolute path.
+fn validate_nfs_volume_source(s: &NFSVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &s.server, p.child("server"));
+    required_str(&mut e, &s.path, p.child("path"));
+    if !s.path.starts_with('/') {
+        e.push(FieldError::invalid(
+            p.child("path"),
+            s.path.as_str(),
+            "must be an absolute path",
+        ));
+    }
+    e
+}
+
+/// The iSCSI rule of Go's `validateVolumeSource` (checked even for a second, forbidden source):
+/// with an initiator name, `<volume name>:<targetPortal>` must fit in 64 characters.
+fn validate_iscsi_volume_name(v: &Volume, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
+    if let Some(s) = v.iscsi.as_ref()
+        && s.initiator_name.is_some()
+        && v.name.len() + 1 + s.target_portal.len() > 64
+    {
+        errs.push(FieldError::invalid(
+            path.child("name"),
+            v.name.as_str(),
+            "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.",
+        ));
+    }
+    errs
+}
+
+/// `validateGlusterfsVolumeSource`: endpoints and a path.
+fn validate_glusterfs_volume_source(g: &GlusterfsVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &g.endpoints, p.child("endpoints"));
+    required_str(&mut e, &g.path, p.child("path"));
+    e
+}
+
+/// `validateFlockerVolumeSource`: exactly one of dataset name and UUID, a name without `/`.
+fn validate_flocker_volume_source(f: &FlockerVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    let (name, uuid) = (opt(&f.dataset_name), opt(&f.dataset_uuid));
+    if name.is_empty() && uuid.is_empty() {
+        e.push(FieldError::required(
+            p.clone(),
+            "one of datasetName and datasetUUID is required",
+        ));
+    }
+    if !name.is_empty() && !uuid.is_empty() {
+        e.push(FieldError::invalid(
+            p.clone(),
+            "resource",
+            "datasetName and datasetUUID can not be specified simultaneously",
+        ));
+    }
+    if name.contains('/') {
+        e.push(FieldError::invalid(
+            p.child("datasetName"),
+            name,
+            "must not contain '/'",
+        ));
+    }
+    e
+}
+
+/// `validatePersistentClaimVolumeSource`: a claim name.
+fn validate_persistent_claim_volume_source(
+    c: &PersistentVolumeClaimVolumeSource,
+    p: &Path,
+) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &c.claim_name, p.child("claimName"));
+    e
+}
+
+/// `validateRBDVolumeSource`: monitors and an image.
+fn validate_rbd_volume_source(r: &RBDVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    if r.monitors.is_empty() {
+        e.push(FieldError::required(p.child("monitors"), ""));
+    }
+    required_str(&mut e, &r.image, p.child("image"));
+    e
+}
+
+/// `validateCinderVolumeSource`: a volume ID, and a name for a secret reference.
+fn validate_cinder_volume_source(c: &CinderVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &c.volume_id, p.child("volumeID"));
+    if let Some(s) = c.secret_ref.as_ref() {
+        required_str(&mut e, &s.name, p.children(&["secretRef", "name"]));
+    }
+    e
+}
+
+/// `validateCephFSVolumeSource`: monitors.
+fn validate_ceph_fs_volume_source(c: &CephFSVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    if c.monitors.is_empty() {
+        e.push(FieldError::required(p.child("monitors"), ""));
+    }
+    e
+}
+
+/// `validateQuobyteVolumeSource`: a registry of `host:port` pairs, a tenant of at most 64
+/// characters and a volume.
+fn validate_quobyte_volume_source(q: &QuobyteVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    const REG: &str = "must be a host:port pair or multiple pairs separated by commas";
+    if q.registry.is_empty() {
+        e.push(FieldError::required(p.child("registry"), REG));
+    } else if opt(&q.tenant).len() >= 65 {
+        e.push(FieldError::required(
+            p.child("tenant"),
+            "must be a UUID and may not exceed a length of 64 characters",
+        ));
+    } else {
+        for pair in q.registry.split(',') {
+            if !is_host_port(pair) {
+                e.push(FieldError::invalid(
+                    p.child("registry"),
+                    q.registry.as_str(),
+                    REG,
+                ));
+            }
+        }
+    }
+    required_str(&mut e, &q.volume, p.child("volume"));
+    e
+}
+
+/// `validateDownwardAPIVolumeSource`: a file mode and valid files.
+fn validate_downward_api_volume_source(
+    d: &DownwardAPIVolumeSource,
+    p: &Path,
+    opts: &PodValidationOptions,
+) -> ErrorList {
+    let mut e = ErrorList::new();
+    if let Some(m) = bad_mode(d.default_mode) {
+        e.push(FieldError::invalid(
+            p.child("defaultMode"),
+            m,
+            FILE_MODE_ERROR,
+        ));
+    }
+    for f in d.items.iter().flatten() {
+        e.extend(validate_downward_api_volume_file(f, p, opts));
+    }
+    e
+}
+
+/// `validateFCVolumeSource`: either target WWNs (with a LUN in 0..=255) or WWIDs.
+fn validate_fc_volume_source(f: &FCVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    let wwns = f.target_wwns.as_deref().unwrap_or_default();
+    let wwids = f.wwids.as_deref().unwrap_or_default();
+    if wwns.is_empty() && wwids.is_empty() {
+        e.push(FieldError::required(
+            p.child("targetWWNs"),
+            "must specify either targetWWNs or wwids, but not both",
+        ));
+    }
+    if !wwns.is_empty() && !wwids.is_empty() {
+        e.push(FieldError::invalid(
+            p.child("targetWWNs"),
+            json!(wwns),
+            "targetWWNs and wwids can not be specified simultaneously",
+        ));
+    }
+    if !wwns.is_empty() {
+        match f.lun {
+            None => e.push(FieldError::required(
+                p.child("lun"),
+                "lun is required if targetWWNs is specified",
+            )),
+            Some(l) if !(0..=255).contains(&l) => {
+                e.push(FieldError::invalid(
+                    p.child("lun"),
+                    l,
+                    "must be between 0 and 255, inclusive",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    e
+}
+
+/// `validateFlexVolumeSource`: a driver, and no option in the reserved namespaces.
+fn validate_flex_volume_source(f: &FlexVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &f.driver, p.child("driver"));
+    for k in f.options.iter().flat_map(|o| o.keys()) {
+        let ns = k.split_once('/').map_or(k.as_str(), |(ns, _)| ns);
+        let normalized = format!(".{}", ns.to_lowercase());
+        if normalized.ends_with(".kubernetes.io") || normalized.ends_with(".k8s.io") {
+            e.push(FieldError::invalid(
+                p.child("options").key(k),
+                k.as_str(),
+                "kubernetes.io and k8s.io namespaces are reserved",
+            ));
+        }
+    }
+    e
+}
+
+/// `validateConfigMapVolumeSource`: a name, a file mode and valid items.
+fn validate_config_map_volume_source(c: &ConfigMapVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &c.name, p.child("name"));
+    if let Some(m) = bad_mode(c.default_mode) {
+        e.push(FieldError::invalid(
+            p.child("defaultMode"),
+            m,
+            FILE_MODE_ERROR,
+        ));
+    }
+    for (i, kp) in c.items.iter().flatten().enumerate() {
+        e.extend(validate_key_to_path(kp, &p.child("items").index(i)));
+    }
+    e
+}
+
+/// `validateAzureFile`: a secret name and a share name.
+fn validate_azure_file(a: &AzureFileVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &a.secret_name, p.child("secretName"));
+    required_str(&mut e, &a.share_name, p.child("shareName"));
+    e
+}
+
+/// `validateVsphereVolumeSource`: a volume path.
+fn validate_vsphere_volume_source(s: &VsphereVirtualDiskVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &s.volume_path, p.child("volumePath"));
+    e
+}
+
+/// `validatePhotonPersistentDiskVolumeSource`: a disk ID.
+fn validate_photon_persistent_disk_volume_source(
+    s: &PhotonPersistentDiskVolumeSource,
+    p: &Path,
+) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &s.pd_id, p.child("pdID"));
+    e
+}
+
+/// `validatePortworxVolumeSource`: a volume ID.
+fn validate_portworx_volume_source(s: &PortworxVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &s.volume_id, p.child("volumeID"));
+    e
+}
+
+/// `validateStorageOSVolumeSource`: a DNS-1123 label volume name (and namespace, if set), and a
+/// name for a secret reference.
+fn validate_storage_os_volume_source(s: &StorageOSVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    let name = opt(&s.volume_name);
+    if name.is_empty() {
+        e.push(FieldError::required(p.child("volumeName"), ""));
+    } else {
+        e.extend(
+            is_dns1123_label(name)
+                .into_iter()
+                .map(|m| FieldError::invalid(p.child("volumeName"), name, m)),
+        );
+    }
+    let ns = opt(&s.volume_namespace);
+    if !ns.is_empty() {
+        e.extend(
+            is_dns1123_label(ns)
+                .into_iter()
+                .map(|m| FieldError::invalid(p.child("volumeNamespace"), ns, m)),
+        );
+    }
+    if let Some(r) = s.secret_ref.as_ref() {
+        required_str(&mut e, &r.name, p.children(&["secretRef", "name"]));
+    }
+    e
+}
+
+/// `validateScaleIOVolumeSource`: a gateway, a system and a volume name.
+fn validate_scale_io_volume_source(s: &ScaleIOVolumeSource, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    required_str(&mut e, &s.gateway, p.child("gateway"));
+    required_str(&mut e, &s.system, p.child("system"));
+    required_str(&mut e, opt(&s.volume_name), p.child("volumeName"));
+    e
+}
+
+/// `validateCSIVolumeSource`: a driver name, and a DNS subdomain name for a node-publish
+/// secret reference.
+fn validate_csi_volume_source(c: &CSIVolumeSource, p: &Path) -> ErrorList {
+    let mut e = validate_csi_driver_name(&c.driver, &p.child("driver"));
+    if let Some(r) = c.node_publish_secret_ref.as_ref() {
+        if r.name.is_empty() {
+            e.push(FieldError::required(
+                p.children(&["nodePublishSecretRef", "name"]),
+                "",
+            ));
+        } else {
+            e.extend(
+                name_is_dns_subdomain(&r.name, false)
+                    .into_iter()
+                    .map(|m| FieldError::invalid(p.child("name"), r.name.as_str(), m)),
+            );
+        }
+    }
+    e
+}
+
+/// `validateEphemeralVolumeSource`: a claim template (`ValidatePersistentVolumeClaimTemplate`:
+/// template metadata, then the claim spec).
+fn validate_ephemeral_volume_source(eph: &EphemeralVolumeSource, p: &Path) -> ErrorList {
+    match eph.volume_claim_template.as_ref() {
+        None => vec![FieldError::required(p.child("volumeClaimTemplate"), "")],
+        Some(t) => {
+            let tp = p.child("volumeClaimTemplate");
+            let meta = t.metadata.clone().unwrap_or_default();
+            let mp = tp.child("metadata");
+            let mut e = validate_annotations(meta.annotations.as_ref(), &mp.child("annotations"));
+            e.extend(validate_labels(meta.labels.as_ref(), &mp.child("labels")));
+            e.extend(validate_template_meta_allow_list(&meta, &mp));
+            e.extend(validate_pvc_spec(&t.spec, &tp.child("spec")));
+            e
+        }
+    }
+}
+
+/// `validateImageVolumeSource`: a reference (for pods) and a pull policy.
+fn validate_image_volume_source(
+    i: &ImageVolumeSource,
+    p: &Path,
+    opts: &PodValidationOptions,
+) -> ErrorList {
+    let mut e = ErrorList::new();
+    if opts.resource_is_pod && opt(&i.reference).is_empty() {
+        e.push(FieldError::required(p.child("reference"), ""));
+    }
+    e.extend(validate_pull_policy(
+        opt(&i.pull_policy),
+        &p.child("pullPolicy"),
+    ));
+    e
 }
 
 /// `net.SplitHostPort` accepts `host:port` (brackets around IPv6 hosts).
@@ -830,12 +874,6 @@ fn validate_template_meta_allow_list(
 
 /// `ValidatePersistentVolumeClaimSpec` for a generic ephemeral volume's claim template.
 fn validate_pvc_spec(spec: &PersistentVolumeClaimSpec, p: &Path) -> ErrorList {
-    const MODES: &[&str] = &[
-        "ReadOnlyMany",
-        "ReadWriteMany",
-        "ReadWriteOnce",
-        "ReadWriteOncePod",
-    ];
     let mut e = ErrorList::new();
     let modes = spec.access_modes.as_deref().unwrap_or_default();
     if modes.is_empty() {
@@ -851,44 +889,11 @@ fn validate_pvc_spec(spec: &PersistentVolumeClaimSpec, p: &Path) -> ErrorList {
             &p.child("selector"),
         ));
     }
-    let (mut rwop, mut other) = (false, false);
-    for m in modes {
-        if !MODES.contains(&m.as_str()) {
-            e.push(FieldError::not_supported(
-                p.child("accessModes"),
-                m.as_str(),
-                MODES,
-            ));
-        }
-        if m == "ReadWriteOncePod" {
-            rwop = true;
-        } else if MODES.contains(&m.as_str()) {
-            other = true;
-        }
-    }
-    if rwop && other {
-        e.push(FieldError::forbidden(
-            p.child("accessModes"),
-            "may not use ReadWriteOncePod with other access modes",
-        ));
-    }
-    let sp = p.child("resources").key("storage");
-    match spec
-        .resources
-        .as_ref()
-        .and_then(|r| r.requests.as_ref())
-        .and_then(|r| r.get("storage"))
-    {
-        None => e.push(FieldError::required(sp, "")),
-        Some(q) => match parse_quantity(&q.0) {
-            Ok(v) if v.sign() <= 0 => e.push(FieldError::invalid(
-                sp,
-                v.canonical(),
-                "must be greater than zero",
-            )),
-            _ => {}
-        },
-    }
+    e.extend(validate_pvc_access_modes(modes, &p.child("accessModes")));
+    e.extend(validate_pvc_storage_request(
+        spec,
+        &p.child("resources").key("storage"),
+    ));
     if let Some(sc) = spec.storage_class_name.as_deref()
         && !sc.is_empty()
     {
@@ -907,57 +912,122 @@ fn validate_pvc_spec(spec: &PersistentVolumeClaimSpec, p: &Path) -> ErrorList {
             &["Block", "Filesystem"],
         ));
     }
-    let data_source_ref =
-        |e: &mut ErrorList, name: &str, kind: &str, group: Option<&str>, dp: Path| {
-            if name.is_empty() {
-                e.push(FieldError::required(dp.child("name"), ""));
-            }
-            if kind.is_empty() {
-                e.push(FieldError::required(dp.child("kind"), ""));
-            }
-            let g = group.unwrap_or("");
-            if g.is_empty() && kind != "PersistentVolumeClaim" {
-                e.push(FieldError::invalid(
-                    dp.clone(),
-                    kind,
-                    "must be 'PersistentVolumeClaim' when referencing the default apiGroup",
-                ));
-            }
-            if !g.is_empty() {
-                e.extend(
-                    is_dns1123_subdomain(g)
-                        .into_iter()
-                        .map(|m| FieldError::invalid(dp.child("apiGroup"), g, m)),
-                );
-            }
-        };
     if let Some(ds) = spec.data_source.as_ref() {
-        data_source_ref(
-            &mut e,
+        e.extend(validate_data_source(
             &ds.name,
             &ds.kind,
             ds.api_group.as_deref(),
-            p.child("dataSource"),
-        );
+            &p.child("dataSource"),
+        ));
     }
     if let Some(dr) = spec.data_source_ref.as_ref() {
-        data_source_ref(
-            &mut e,
-            &dr.name,
-            &dr.kind,
-            dr.api_group.as_deref(),
-            p.child("dataSourceRef"),
-        );
-        if let Some(ns) = dr.namespace.as_deref()
-            && !ns.is_empty()
-        {
-            e.extend(
-                name_is_dns_label(ns, false).into_iter().map(|m| {
-                    FieldError::invalid(p.child("dataSourceRef").child("namespace"), ns, m)
-                }),
-            );
+        e.extend(validate_data_source_ref(dr, &p.child("dataSourceRef")));
+    }
+    e.extend(validate_data_source_and_ref(spec, p));
+    e
+}
+
+/// The access-mode loop of `ValidatePersistentVolumeClaimSpec`: known modes, and
+/// `ReadWriteOncePod` alone.
+fn validate_pvc_access_modes(modes: &[String], p: &Path) -> ErrorList {
+    const MODES: &[&str] = &[
+        "ReadOnlyMany",
+        "ReadWriteMany",
+        "ReadWriteOnce",
+        "ReadWriteOncePod",
+    ];
+    let mut e = ErrorList::new();
+    let (mut rwop, mut other) = (false, false);
+    for m in modes {
+        if !MODES.contains(&m.as_str()) {
+            e.push(FieldError::not_supported(p.clone(), m.as_str(), MODES));
+        }
+        if m == "ReadWriteOncePod" {
+            rwop = true;
+        } else if MODES.contains(&m.as_str()) {
+            other = true;
         }
     }
+    if rwop && other {
+        e.push(FieldError::forbidden(
+            p.clone(),
+            "may not use ReadWriteOncePod with other access modes",
+        ));
+    }
+    e
+}
+
+/// The storage-request rule of `ValidatePersistentVolumeClaimSpec`
+/// (`ValidatePositiveQuantityValue`): required and greater than zero.
+fn validate_pvc_storage_request(spec: &PersistentVolumeClaimSpec, sp: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    match spec
+        .resources
+        .as_ref()
+        .and_then(|r| r.requests.as_ref())
+        .and_then(|r| r.get("storage"))
+    {
+        None => e.push(FieldError::required(sp.clone(), "")),
+        Some(q) => match parse_quantity(&q.0) {
+            Ok(v) if v.sign() <= 0 => e.push(FieldError::invalid(
+                sp.clone(),
+                v.canonical(),
+                "must be greater than zero",
+            )),
+            _ => {}
+        },
+    }
+    e
+}
+
+/// `validateDataSource`: a name and a kind, `PersistentVolumeClaim` for the core group, a
+/// DNS-1123 subdomain group otherwise (also the common part of `validateDataSourceRef`).
+fn validate_data_source(name: &str, kind: &str, group: Option<&str>, dp: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
+    if name.is_empty() {
+        e.push(FieldError::required(dp.child("name"), ""));
+    }
+    if kind.is_empty() {
+        e.push(FieldError::required(dp.child("kind"), ""));
+    }
+    let g = group.unwrap_or("");
+    if g.is_empty() && kind != "PersistentVolumeClaim" {
+        e.push(FieldError::invalid(
+            dp.clone(),
+            kind,
+            "must be 'PersistentVolumeClaim' when referencing the default apiGroup",
+        ));
+    }
+    if !g.is_empty() {
+        e.extend(
+            is_dns1123_subdomain(g)
+                .into_iter()
+                .map(|m| FieldError::invalid(dp.child("apiGroup"), g, m)),
+        );
+    }
+    e
+}
+
+/// `validateDataSourceRef`: the `validateDataSource` rules, and a DNS-1123 label namespace.
+fn validate_data_source_ref(dr: &TypedObjectReference, dp: &Path) -> ErrorList {
+    let mut e = validate_data_source(&dr.name, &dr.kind, dr.api_group.as_deref(), dp);
+    if let Some(ns) = dr.namespace.as_deref()
+        && !ns.is_empty()
+    {
+        e.extend(
+            name_is_dns_label(ns, false)
+                .into_iter()
+                .map(|m| FieldError::invalid(dp.child("namespace"), ns, m)),
+        );
+    }
+    e
+}
+
+/// The `dataSource`/`dataSourceRef` agreement rule of `ValidatePersistentVolumeClaimSpec`
+/// (`isDataSourceEqualDataSourceRef`): no `dataSource` with a cross-namespace reference,
+/// otherwise both equal when both are set.
+fn validate_data_source_and_ref(spec: &PersistentVolumeClaimSpec, p: &Path) -> ErrorList {
+    let mut e = ErrorList::new();
     let ref_ns = spec
         .data_source_ref
         .as_ref()
@@ -1045,6 +1115,7 @@ fn validate_downward_api_volume_file(
     e
 }
 
+/// `validateProjectedVolumeSource`: a file mode, then the sources.
 fn validate_projected(
     proj: &ProjectedVolumeSource,
     p: &Path,
@@ -1058,148 +1129,190 @@ fn validate_projected(
             FILE_MODE_ERROR,
         ));
     }
-    let mut all_paths: BTreeSet<String> = BTreeSet::new();
+    e.extend(validate_projection_sources(proj, p, opts));
+    e
+}
+
+/// The state `validateProjectionSources` shares between the sources of one projected volume.
+struct Projection<'a> {
+    /// The projected volume's path (duplicate and token paths are reported on it).
+    path: &'a Path,
+    opts: &'a PodValidationOptions,
+    /// The file paths projected so far (`allPaths` in Go).
+    all_paths: BTreeSet<String>,
+    errs: ErrorList,
+}
+
+/// `validateProjectionSources`: each source has exactly one valid projection, and no two
+/// projections write the same path.
+fn validate_projection_sources(
+    proj: &ProjectedVolumeSource,
+    p: &Path,
+    opts: &PodValidationOptions,
+) -> ErrorList {
+    let mut ctx = Projection {
+        path: p,
+        opts,
+        all_paths: BTreeSet::new(),
+        errs: ErrorList::new(),
+    };
     for (i, src) in proj.sources.iter().flatten().enumerate() {
         let mut n = 0;
         let sp = p.child("sources").index(i);
         if let Some(s) = src.secret.as_ref() {
             n += 1;
-            let pp = sp.child("secret");
-            required_str(&mut e, &s.name, pp.child("name"));
-            for (j, kp) in s.items.iter().flatten().enumerate() {
-                e.extend(validate_key_to_path(kp, &pp.child("items").index(j)));
-                if !kp.path.is_empty() && !all_paths.insert(kp.path.clone()) {
-                    e.push(FieldError::invalid(
-                        p.clone(),
-                        s.name.as_str(),
-                        "conflicting duplicate paths",
-                    ));
-                }
-            }
+            ctx.key_to_path_items(&s.name, s.items.as_deref(), &sp.child("secret"));
         }
         if let Some(c) = src.config_map.as_ref() {
             n += 1;
-            let pp = sp.child("configMap");
-            required_str(&mut e, &c.name, pp.child("name"));
-            for (j, kp) in c.items.iter().flatten().enumerate() {
-                e.extend(validate_key_to_path(kp, &pp.child("items").index(j)));
-                if !kp.path.is_empty() && !all_paths.insert(kp.path.clone()) {
-                    e.push(FieldError::invalid(
-                        p.clone(),
-                        c.name.as_str(),
-                        "conflicting duplicate paths",
-                    ));
-                }
-            }
+            ctx.key_to_path_items(&c.name, c.items.as_deref(), &sp.child("configMap"));
         }
         if let Some(d) = src.downward_api.as_ref() {
             n += 1;
-            let pp = sp.child("downwardAPI");
-            for f in d.items.iter().flatten() {
-                e.extend(validate_downward_api_volume_file(f, &pp, opts));
-                if !f.path.is_empty() && !all_paths.insert(f.path.clone()) {
-                    e.push(FieldError::invalid(
-                        p.clone(),
-                        f.path.as_str(),
-                        "conflicting duplicate paths",
-                    ));
-                }
-            }
+            ctx.downward_api(d, &sp.child("downwardAPI"));
         }
         if let Some(t) = src.service_account_token.as_ref() {
             n += 1;
-            let pp = sp.child("serviceAccountToken");
-            let exp = t.expiration_seconds.unwrap_or(0);
-            if exp < 10 * 60 {
-                e.push(FieldError::invalid(
-                    pp.child("expirationSeconds"),
-                    exp,
-                    "may not specify a duration less than 10 minutes",
-                ));
-            }
-            if exp > 1 << 32 {
-                e.push(FieldError::invalid(
-                    pp.child("expirationSeconds"),
-                    exp,
-                    "may not specify a duration larger than 2^32 seconds",
-                ));
-            }
-            if t.path.is_empty() {
-                e.push(FieldError::required(p.child("path"), ""));
-            } else if !opts.allow_non_local_projected_token_path {
-                e.extend(validate_local_non_reserved_path(&t.path, &p.child("path")));
-            }
+            ctx.service_account_token(t, &sp.child("serviceAccountToken"));
         }
         if let Some(b) = src.cluster_trust_bundle.as_ref() {
             n += 1;
-            let pp = sp.child("clusterTrustBundle");
-            match (b.name.as_deref(), b.signer_name.as_deref()) {
-                (Some(_), Some(_)) => e.push(FieldError::invalid(
-                    pp.clone(),
-                    json!(b),
-                    "only one of name and signerName may be used",
-                )),
-                (Some(name), None) => {
-                    if name.is_empty() {
-                        e.push(FieldError::required(
-                            pp.child("name"),
-                            "must be a valid object name",
-                        ));
-                    }
-                    for m in cluster_trust_bundle_name_errors(name) {
-                        e.push(FieldError::invalid(
-                            pp.child("name"),
-                            name,
-                            format!("not a valid clustertrustbundlename: {m}"),
-                        ));
-                    }
-                    if b.label_selector.is_some() {
-                        e.push(FieldError::invalid(
-                            pp.child("labelSelector"),
-                            json!(b.label_selector),
-                            "labelSelector must be unset if name is specified",
-                        ));
-                    }
-                }
-                (None, Some(signer)) => {
-                    if signer.is_empty() {
-                        e.push(FieldError::required(
-                            pp.child("signerName"),
-                            "must be a valid signer name",
-                        ));
-                    }
-                    e.extend(validate_signer_name(&pp.child("signerName"), signer));
-                    e.extend(validate_label_selector(
-                        b.label_selector.as_ref(),
-                        LabelSelectorValidationOptions::default(),
-                        &pp.child("labelSelector"),
-                    ));
-                }
-                (None, None) => e.push(FieldError::required(
-                    pp.clone(),
-                    "either name or signerName must be specified",
-                )),
-            }
-            if b.path.is_empty() {
-                e.push(FieldError::required(pp.child("path"), ""));
-            }
-            e.extend(validate_local_non_reserved_path(&b.path, &pp.child("path")));
-            if !all_paths.insert(b.path.clone()) {
-                e.push(FieldError::invalid(
-                    p.clone(),
-                    b.path.as_str(),
-                    "conflicting duplicate paths",
-                ));
-            }
+            ctx.cluster_trust_bundle(b, &sp.child("clusterTrustBundle"));
         }
         if n > 1 {
-            e.push(FieldError::forbidden(
+            ctx.errs.push(FieldError::forbidden(
                 sp,
                 "may not specify more than 1 volume type per source",
             ));
         }
     }
-    e
+    ctx.errs
+}
+
+impl Projection<'_> {
+    /// The duplicate-path rule of `validateProjectionSources`: `path` must not be projected
+    /// twice (reported with `value` on the volume's path).
+    fn claim_path(&mut self, path: &str, value: &str) {
+        if !self.all_paths.insert(path.to_owned()) {
+            self.errs.push(FieldError::invalid(
+                self.path.clone(),
+                value,
+                "conflicting duplicate paths",
+            ));
+        }
+    }
+
+    /// The `secret` and `configMap` projections of `validateProjectionSources`: a name and valid
+    /// items with unique paths.
+    fn key_to_path_items(&mut self, name: &str, items: Option<&[KeyToPath]>, pp: &Path) {
+        required_str(&mut self.errs, name, pp.child("name"));
+        for (j, kp) in items.into_iter().flatten().enumerate() {
+            self.errs
+                .extend(validate_key_to_path(kp, &pp.child("items").index(j)));
+            if !kp.path.is_empty() {
+                self.claim_path(&kp.path, name);
+            }
+        }
+    }
+
+    /// The `downwardAPI` projection of `validateProjectionSources`: valid files with unique
+    /// paths.
+    fn downward_api(&mut self, d: &DownwardAPIProjection, pp: &Path) {
+        for f in d.items.iter().flatten() {
+            self.errs
+                .extend(validate_downward_api_volume_file(f, pp, self.opts));
+            if !f.path.is_empty() {
+                self.claim_path(&f.path, &f.path);
+            }
+        }
+    }
+
+    /// The `serviceAccountToken` projection of `validateProjectionSources`: an expiration
+    /// between 10 minutes and 2^32 seconds, and a (local) path.
+    fn service_account_token(&mut self, t: &ServiceAccountTokenProjection, pp: &Path) {
+        let exp = t.expiration_seconds.unwrap_or(0);
+        if exp < 10 * 60 {
+            self.errs.push(FieldError::invalid(
+                pp.child("expirationSeconds"),
+                exp,
+                "may not specify a duration less than 10 minutes",
+            ));
+        }
+        if exp > 1 << 32 {
+            self.errs.push(FieldError::invalid(
+                pp.child("expirationSeconds"),
+                exp,
+                "may not specify a duration larger than 2^32 seconds",
+            ));
+        }
+        if t.path.is_empty() {
+            self.errs
+                .push(FieldError::required(self.path.child("path"), ""));
+        } else if !self.opts.allow_non_local_projected_token_path {
+            self.errs.extend(validate_local_non_reserved_path(
+                &t.path,
+                &self.path.child("path"),
+            ));
+        }
+    }
+
+    /// The `clusterTrustBundle` projection of `validateProjectionSources`: a name or a signer
+    /// name (with a label selector), and a unique local path.
+    fn cluster_trust_bundle(&mut self, b: &ClusterTrustBundleProjection, pp: &Path) {
+        let e = &mut self.errs;
+        match (b.name.as_deref(), b.signer_name.as_deref()) {
+            (Some(_), Some(_)) => e.push(FieldError::invalid(
+                pp.clone(),
+                json!(b),
+                "only one of name and signerName may be used",
+            )),
+            (Some(name), None) => {
+                if name.is_empty() {
+                    e.push(FieldError::required(
+                        pp.child("name"),
+                        "must be a valid object name",
+                    ));
+                }
+                for m in cluster_trust_bundle_name_errors(name) {
+                    e.push(FieldError::invalid(
+                        pp.child("name"),
+                        name,
+                        format!("not a valid clustertrustbundlename: {m}"),
+                    ));
+                }
+                if b.label_selector.is_some() {
+                    e.push(FieldError::invalid(
+                        pp.child("labelSelector"),
+                        json!(b.label_selector),
+                        "labelSelector must be unset if name is specified",
+                    ));
+                }
+            }
+            (None, Some(signer)) => {
+                if signer.is_empty() {
+                    e.push(FieldError::required(
+                        pp.child("signerName"),
+                        "must be a valid signer name",
+                    ));
+                }
+                e.extend(validate_signer_name(&pp.child("signerName"), signer));
+                e.extend(validate_label_selector(
+                    b.label_selector.as_ref(),
+                    LabelSelectorValidationOptions::default(),
+                    &pp.child("labelSelector"),
+                ));
+            }
+            (None, None) => e.push(FieldError::required(
+                pp.clone(),
+                "either name or signerName must be specified",
+            )),
+        }
+        if b.path.is_empty() {
+            e.push(FieldError::required(pp.child("path"), ""));
+        }
+        e.extend(validate_local_non_reserved_path(&b.path, &pp.child("path")));
+        self.claim_path(&b.path, &b.path);
+    }
 }
 
 /// `ValidateClusterTrustBundleName` for the signer the name implies
