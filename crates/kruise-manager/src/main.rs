@@ -535,49 +535,14 @@ async fn drain_controllers(
     }
 }
 
+/// The manager, as OpenKruise's `main.go`: flags and gates checked, the API client, the
+/// servers (metrics, health, webhooks), the controllers set up (their informers start at once),
+/// then — with leader election — run while leading, else at once; stopped by a signal.
 async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let gates = FeatureGates::parse_with_env(
-        &args.feature_gates.join(","),
-        std::env::var("CUSTOM_RESOURCE_ENABLE").ok().as_deref(),
-    )
-    .context("invalid --feature-gates")?;
-    validate_controllers(&args.controllers)?;
-    if args.leader_election_resource_lock != "leases" {
-        bail!(
-            "unsupported --leader-election-resource-lock {:?}: only \"leases\" is supported",
-            args.leader_election_resource_lock
-        );
-    }
-    if !args.logtostderr {
-        bail!(
-            "unsupported --logtostderr=false: kruise-manager logs to stderr only (no klog log files)"
-        );
-    }
-    if args.enable_pprof {
-        bail!("unsupported --enable-pprof=true: kruise-manager has no Go pprof endpoint");
-    }
-    tracing::info!(feature_gates = %gates, "feature gates");
-    let throttle = kruise_runtime::throttle::ClientThrottle::from_flags(
-        args.rest_config_qps,
-        args.rest_config_burst,
-    );
-    tracing::info!(
-        qps = throttle.qps,
-        burst = throttle.burst,
-        "client-side rate limit per API resource"
-    );
-
+    let gates = check_flags(&args)?;
     let metrics = Arc::new(kruise_runtime::metrics::Metrics::new());
     kruise_runtime::features::warn_unimplemented(&gates, &metrics);
-    let client =
-        kruise_runtime::process::api_client(args.kubeconfig.as_deref(), metrics.clone(), throttle)
-            .await?;
-    let version = client
-        .apiserver_version()
-        .await
-        .context("contacting the API server")?;
-    tracing::info!(version = %version.git_version, "connected to API server");
-
+    let client = connect(&args, &metrics).await?;
     let ctx = Context::new(
         client.clone(),
         gates,
@@ -606,118 +571,186 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         servers_stop.clone(),
     )
     .await?;
-
     if args.webhook_server {
         servers.push(start_webhooks(&args, &ctx, servers_stop.clone()).await?);
     }
     // Informers start now; /readyz fails until they have synced.
     let controllers = setup_controllers(&ctx, &flags);
-
     let signal = tokio::spawn(shutdown_signal());
-    tokio::pin!(signal);
-
     let code = if args.enable_leader_election {
-        let mut config =
-            LeaderElectionConfig::new(&args.leader_election_namespace, &args.leader_election_id);
-        config.lease_duration = args.leader_election_lease_duration;
-        config.renew_deadline = args.leader_election_renew_deadline;
-        config.retry_period = args.leader_election_retry_period;
-        let elector = LeaderElector::new(client, config)?.with_metrics(ctx.metrics.clone());
-        tracing::info!(
-            lease = %format!("{}/{}", args.leader_election_namespace, args.leader_election_id),
-            identity = %elector.config().identity,
-            "attempting to acquire leader lease"
-        );
-        let mut leading = elector.subscribe();
-        let release = CancellationToken::new();
-        let mut election = tokio::spawn(elector.run(release.clone()));
-        // A standby replica is ready: it serves and waits for the Lease.
-        ctx.readiness.set_ready(true);
-
-        // Wait to lead.
-        let became_leader = tokio::select! {
-            res = leading.wait_for(|l| *l) => {
-                if res.is_err() {
-                    tracing::error!("leader election stopped before leading");
-                    return finish(servers_stop, servers, ExitCode::FAILURE).await;
-                }
-                true
-            }
-            sig = &mut signal => {
-                tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutting down before leading");
-                false
-            }
-            res = &mut election => {
-                tracing::error!(result = ?res, "leader election ended before leading");
-                return finish(servers_stop, servers, ExitCode::FAILURE).await;
-            }
-        };
-        if !became_leader {
-            release.cancel();
-            let _ = election.await;
-            ExitCode::SUCCESS
-        } else {
-            let mut controllers = tokio::spawn(run_controllers(ctx.clone(), controllers));
-            tokio::select! {
-                sig = &mut signal => {
-                    tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutdown requested; finishing in-flight reconciles");
-                    let clean = drain_controllers(&ctx, &mut controllers, args.graceful_shutdown_timeout).await;
-                    release.cancel();
-                    match election.await {
-                        Ok(Ok(())) => {}
-                        Ok(Err(err)) => tracing::error!(error = %err, "leader election"),
-                        Err(err) => tracing::error!(error = %err, "leader election task panicked"),
-                    }
-                    if clean { ExitCode::SUCCESS } else { ExitCode::FAILURE }
-                }
-                res = &mut election => {
-                    // Lost the Lease: stop at once, like controller-runtime ("leader election lost").
-                    ctx.shutdown.cancel();
-                    match res {
-                        Ok(Err(leader::Error::LeadershipLost { .. })) | Ok(Ok(())) =>
-                            tracing::error!("leader election lost"),
-                        Ok(Err(err)) => tracing::error!(error = %err, "leader election failed"),
-                        Err(err) => tracing::error!(error = %err, "leader election task panicked"),
-                    }
-                    ExitCode::FAILURE
-                }
-                res = &mut controllers => {
-                    match res {
-                        Ok(Ok(())) => tracing::error!("controllers stopped unexpectedly"),
-                        Ok(Err(err)) => tracing::error!(error = %err, "controller failed"),
-                        Err(err) => tracing::error!(error = %err, "controller task panicked"),
-                    }
-                    ctx.shutdown.cancel();
-                    release.cancel();
-                    let _ = election.await;
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        run_leading(&args, client, &ctx, controllers, signal).await?
     } else {
-        ctx.readiness.set_ready(true);
-        let mut controllers = tokio::spawn(run_controllers(ctx.clone(), controllers));
-        tokio::select! {
-            sig = &mut signal => {
-                tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutdown requested; finishing in-flight reconciles");
-                if drain_controllers(&ctx, &mut controllers, args.graceful_shutdown_timeout).await {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                }
-            }
-            res = &mut controllers => {
-                match res {
-                    Ok(Ok(())) => tracing::error!("controllers stopped unexpectedly"),
-                    Ok(Err(err)) => tracing::error!(error = %err, "controller failed"),
-                    Err(err) => tracing::error!(error = %err, "controller task panicked"),
-                }
-                ctx.shutdown.cancel();
+        run_unelected(&args, &ctx, controllers, signal).await
+    };
+    finish(servers_stop, servers, code).await
+}
+
+/// Parses `--feature-gates` (and `CUSTOM_RESOURCE_ENABLE`) and refuses the flags kruise-manager
+/// accepts only with OpenKruise's values.
+fn check_flags(args: &Args) -> anyhow::Result<FeatureGates> {
+    let gates = FeatureGates::parse_with_env(
+        &args.feature_gates.join(","),
+        std::env::var("CUSTOM_RESOURCE_ENABLE").ok().as_deref(),
+    )
+    .context("invalid --feature-gates")?;
+    validate_controllers(&args.controllers)?;
+    if args.leader_election_resource_lock != "leases" {
+        bail!(
+            "unsupported --leader-election-resource-lock {:?}: only \"leases\" is supported",
+            args.leader_election_resource_lock
+        );
+    }
+    if !args.logtostderr {
+        bail!(
+            "unsupported --logtostderr=false: kruise-manager logs to stderr only (no klog log files)"
+        );
+    }
+    if args.enable_pprof {
+        bail!("unsupported --enable-pprof=true: kruise-manager has no Go pprof endpoint");
+    }
+    tracing::info!(feature_gates = %gates, "feature gates");
+    Ok(gates)
+}
+
+/// The API client (throttled per API resource as `--rest-config-qps`/`--rest-config-burst`
+/// say, its requests counted in `metrics`), checked by asking the API server's version.
+async fn connect(args: &Args, metrics: &Arc<Metrics>) -> anyhow::Result<kube::Client> {
+    let throttle = kruise_runtime::throttle::ClientThrottle::from_flags(
+        args.rest_config_qps,
+        args.rest_config_burst,
+    );
+    tracing::info!(
+        qps = throttle.qps,
+        burst = throttle.burst,
+        "client-side rate limit per API resource"
+    );
+    let client =
+        kruise_runtime::process::api_client(args.kubeconfig.as_deref(), metrics.clone(), throttle)
+            .await?;
+    let version = client
+        .apiserver_version()
+        .await
+        .context("contacting the API server")?;
+    tracing::info!(version = %version.git_version, "connected to API server");
+    Ok(client)
+}
+
+/// The signal task of [`shutdown_signal`].
+type Signal = JoinHandle<anyhow::Result<&'static str>>;
+
+/// Without leader election: ready at once, the controllers run until a signal (finishing
+/// in-flight reconciles) or until one fails.
+async fn run_unelected(
+    args: &Args,
+    ctx: &Arc<Context>,
+    controllers: Vec<ControllerFuture>,
+    mut signal: Signal,
+) -> ExitCode {
+    ctx.readiness.set_ready(true);
+    let mut controllers = tokio::spawn(run_controllers(ctx.clone(), controllers));
+    tokio::select! {
+        sig = &mut signal => {
+            tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutdown requested; finishing in-flight reconciles");
+            if drain_controllers(ctx, &mut controllers, args.graceful_shutdown_timeout).await {
+                ExitCode::SUCCESS
+            } else {
                 ExitCode::FAILURE
             }
         }
-    };
-    finish(servers_stop, servers, code).await
+        res = &mut controllers => {
+            log_controllers_ended(res);
+            ctx.shutdown.cancel();
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Why the controllers' task ended on its own (always a failure: they run until shutdown).
+fn log_controllers_ended(res: Result<Result<(), runtime::Error>, tokio::task::JoinError>) {
+    match res {
+        Ok(Ok(())) => tracing::error!("controllers stopped unexpectedly"),
+        Ok(Err(err)) => tracing::error!(error = %err, "controller failed"),
+        Err(err) => tracing::error!(error = %err, "controller task panicked"),
+    }
+}
+
+/// With leader election (controller-runtime's `LeaderElection`): a standby is ready and serves
+/// while it campaigns for the Lease; once leading, the controllers run until a signal (the
+/// Lease released after in-flight reconciles finish), a lost Lease (stop at once) or a failed
+/// controller.
+async fn run_leading(
+    args: &Args,
+    client: kube::Client,
+    ctx: &Arc<Context>,
+    controllers: Vec<ControllerFuture>,
+    mut signal: Signal,
+) -> anyhow::Result<ExitCode> {
+    let mut config =
+        LeaderElectionConfig::new(&args.leader_election_namespace, &args.leader_election_id);
+    config.lease_duration = args.leader_election_lease_duration;
+    config.renew_deadline = args.leader_election_renew_deadline;
+    config.retry_period = args.leader_election_retry_period;
+    let elector = LeaderElector::new(client, config)?.with_metrics(ctx.metrics.clone());
+    tracing::info!(
+        lease = %format!("{}/{}", args.leader_election_namespace, args.leader_election_id),
+        identity = %elector.config().identity,
+        "attempting to acquire leader lease"
+    );
+    let mut leading = elector.subscribe();
+    let release = CancellationToken::new();
+    let mut election = tokio::spawn(elector.run(release.clone()));
+    // A standby replica is ready: it serves and waits for the Lease.
+    ctx.readiness.set_ready(true);
+    tokio::select! {
+        res = leading.wait_for(|l| *l) => {
+            if res.is_err() {
+                tracing::error!("leader election stopped before leading");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        sig = &mut signal => {
+            tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutting down before leading");
+            release.cancel();
+            let _ = election.await;
+            return Ok(ExitCode::SUCCESS);
+        }
+        res = &mut election => {
+            tracing::error!(result = ?res, "leader election ended before leading");
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    let mut controllers = tokio::spawn(run_controllers(ctx.clone(), controllers));
+    Ok(tokio::select! {
+        sig = &mut signal => {
+            tracing::info!(signal = ?sig.ok().and_then(Result::ok), "shutdown requested; finishing in-flight reconciles");
+            let clean = drain_controllers(ctx, &mut controllers, args.graceful_shutdown_timeout).await;
+            release.cancel();
+            match election.await {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => tracing::error!(error = %err, "leader election"),
+                Err(err) => tracing::error!(error = %err, "leader election task panicked"),
+            }
+            if clean { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+        }
+        res = &mut election => {
+            // Lost the Lease: stop at once, like controller-runtime ("leader election lost").
+            ctx.shutdown.cancel();
+            match res {
+                Ok(Err(leader::Error::LeadershipLost { .. })) | Ok(Ok(())) =>
+                    tracing::error!("leader election lost"),
+                Ok(Err(err)) => tracing::error!(error = %err, "leader election failed"),
+                Err(err) => tracing::error!(error = %err, "leader election task panicked"),
+            }
+            ExitCode::FAILURE
+        }
+        res = &mut controllers => {
+            log_controllers_ended(res);
+            ctx.shutdown.cancel();
+            release.cancel();
+            let _ = election.await;
+            ExitCode::FAILURE
+        }
+    })
 }
 
 async fn finish(
