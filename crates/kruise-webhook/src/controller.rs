@@ -550,73 +550,13 @@ pub async fn sync_once(
     store: &CertStore,
     applied: &mut AppliedConfigurations,
 ) -> Result<CertBundle, kube::Error> {
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), &s.namespace);
-    let host = s.endpoint.cert_host();
-    let now = jiff::Timestamp::now();
-    let existing = secrets.get_opt(&s.secret_name).await?;
-    let current = existing
-        .as_ref()
-        .and_then(|sec| sec.data.as_ref())
-        .and_then(certs::from_secret_data);
-    let bundle = match current {
-        Some(b)
-            if s.external_certs
-                || certs::needs_renewal(&b, &host, now, s.renew_before).is_none() =>
-        {
-            b
-        }
-        other => {
-            if s.external_certs {
-                return Err(kube::Error::Service(
-                    format!(
-                        "external certificates: Secret {}/{} has no usable certificate",
-                        s.namespace, s.secret_name
-                    )
-                    .into(),
-                ));
-            }
-            let why = match &other {
-                None => "missing".to_owned(),
-                Some(b) => certs::needs_renewal(b, &host, now, s.renew_before).unwrap_or_default(),
-            };
-            info!(secret = %s.secret_name, reason = %why, host = %host, "generating webhook certificates");
-            let fresh = certs::generate(&host, now)
-                .map_err(|e| kube::Error::Service(e.to_string().into()))?;
-            let mut secret = existing.clone().unwrap_or_default();
-            secret.metadata.name = Some(s.secret_name.clone());
-            secret.metadata.namespace = Some(s.namespace.clone());
-            secret.data = Some(certs::to_secret_data(&fresh));
-            let written = if existing.is_some() {
-                secrets
-                    .replace(&s.secret_name, &PostParams::default(), &secret)
-                    .await
-            } else {
-                secrets.create(&PostParams::default(), &secret).await
-            };
-            match written {
-                Ok(_) => fresh,
-                // Another replica won the race: use what it wrote.
-                Err(kube::Error::Api(e)) if e.code == 409 => {
-                    let sec = secrets.get(&s.secret_name).await?;
-                    sec.data
-                        .as_ref()
-                        .and_then(certs::from_secret_data)
-                        .ok_or_else(|| {
-                            kube::Error::Service("webhook Secret changed under us".into())
-                        })?
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    };
+    let bundle = ensure_certificates(client, s).await?;
     store
         .load(&bundle)
         .map_err(|e| kube::Error::Service(e.to_string().into()))?;
-
     let (mutating, validating) = desired_configurations(s, &bundle);
     let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let vapi: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let pp = PatchParams::apply("kruise-manager").force();
     let (mutating_name, validating_name) = s.configuration_names();
     let served = registry::served_paths(&s.gates);
@@ -626,57 +566,144 @@ pub async fn sync_once(
         // As OpenKruise with EnableExternalCerts: the caBundles are injected by whoever issues
         // the certificates (e.g. cert-manager's CA injector); the configurations above were
         // applied without one (this manager never owns the field), so only report a mismatch.
-        let want = base64::engine::general_purpose::STANDARD.encode(bundle.ca_cert.as_bytes());
-        let mut stale = Vec::new();
-        for (name, cfg) in [
-            (
-                mutating_name.as_str(),
-                mapi.get_opt(&mutating_name)
-                    .await?
-                    .map(|c| serde_json::to_value(c).unwrap_or_default()),
-            ),
-            (
-                validating_name.as_str(),
-                vapi.get_opt(&validating_name)
-                    .await?
-                    .map(|c| serde_json::to_value(c).unwrap_or_default()),
-            ),
-        ] {
-            let hooks = cfg
-                .as_ref()
-                .and_then(|c| c["webhooks"].as_array().cloned())
-                .unwrap_or_default();
-            if hooks.iter().any(|h| {
-                webhook_path(h).is_some_and(|p| served.contains(&p.as_str()))
-                    && h.pointer("/clientConfig/caBundle").and_then(Value::as_str)
-                        != Some(want.as_str())
-            }) {
-                stale.push(name.to_owned());
-            }
-        }
-        for crd in crds.list(&ListParams::default()).await? {
-            let v = to_value(&crd).unwrap_or_default();
-            let converts = converts_via_webhook(&v);
-            let bundle = v
-                .pointer("/spec/conversion/webhook/clientConfig/caBundle")
-                .and_then(Value::as_str);
-            if converts && bundle != Some(want.as_str()) {
-                stale.push(format!("CRD {}", crd.name_any()));
-            }
-        }
-        if !stale.is_empty() {
+        check_external_ca_bundles(client, s, &bundle, &served).await?;
+    } else {
+        ensure_conversion_webhooks(client, s, &bundle).await?;
+    }
+    Ok(bundle)
+}
+
+/// OpenKruise's cert writers: the bundle in the Secret when it is usable (with external
+/// certificates, whatever is there), else a fresh CA and serving certificate for the webhook's
+/// host, written to the Secret (when another replica wrote it first, its bundle is used).
+async fn ensure_certificates(
+    client: &Client,
+    s: &WebhookSettings,
+) -> Result<CertBundle, kube::Error> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &s.namespace);
+    let host = s.endpoint.cert_host();
+    let now = jiff::Timestamp::now();
+    let existing = secrets.get_opt(&s.secret_name).await?;
+    let current = existing
+        .as_ref()
+        .and_then(|sec| sec.data.as_ref())
+        .and_then(certs::from_secret_data);
+    let why = match &current {
+        Some(b) if s.external_certs => return Ok(b.clone()),
+        Some(b) => match certs::needs_renewal(b, &host, now, s.renew_before) {
+            None => return Ok(b.clone()),
+            Some(why) => why,
+        },
+        None if s.external_certs => {
             return Err(kube::Error::Service(
                 format!(
-                    "external certificates: caBundle of {} does not match Secret {}/{}",
-                    stale.join(", "),
-                    s.namespace,
-                    s.secret_name
+                    "external certificates: Secret {}/{} has no usable certificate",
+                    s.namespace, s.secret_name
                 )
                 .into(),
             ));
         }
-        return Ok(bundle);
+        None => "missing".to_owned(),
+    };
+    info!(secret = %s.secret_name, reason = %why, host = %host, "generating webhook certificates");
+    let fresh =
+        certs::generate(&host, now).map_err(|e| kube::Error::Service(e.to_string().into()))?;
+    let mut secret = existing.clone().unwrap_or_default();
+    secret.metadata.name = Some(s.secret_name.clone());
+    secret.metadata.namespace = Some(s.namespace.clone());
+    secret.data = Some(certs::to_secret_data(&fresh));
+    let written = if existing.is_some() {
+        secrets
+            .replace(&s.secret_name, &PostParams::default(), &secret)
+            .await
+    } else {
+        secrets.create(&PostParams::default(), &secret).await
+    };
+    match written {
+        Ok(_) => Ok(fresh),
+        // Another replica won the race: use what it wrote.
+        Err(kube::Error::Api(e)) if e.code == 409 => secrets
+            .get(&s.secret_name)
+            .await?
+            .data
+            .as_ref()
+            .and_then(certs::from_secret_data)
+            .ok_or_else(|| kube::Error::Service("webhook Secret changed under us".into())),
+        Err(e) => Err(e),
     }
+}
+
+/// With external certificates: an error naming every configuration (of the webhooks this
+/// manager serves) and every converting CRD whose caBundle is not the Secret's CA.
+async fn check_external_ca_bundles(
+    client: &Client,
+    s: &WebhookSettings,
+    bundle: &CertBundle,
+    served: &[&str],
+) -> Result<(), kube::Error> {
+    let want = base64::engine::general_purpose::STANDARD.encode(bundle.ca_cert.as_bytes());
+    let (mutating_name, validating_name) = s.configuration_names();
+    let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let vapi: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut stale = Vec::new();
+    for (name, cfg) in [
+        (
+            &mutating_name,
+            mapi.get_opt(&mutating_name)
+                .await?
+                .and_then(|c| to_value(&c)),
+        ),
+        (
+            &validating_name,
+            vapi.get_opt(&validating_name)
+                .await?
+                .and_then(|c| to_value(&c)),
+        ),
+    ] {
+        let hooks = cfg
+            .as_ref()
+            .and_then(|c| c["webhooks"].as_array().cloned())
+            .unwrap_or_default();
+        if hooks.iter().any(|h| {
+            webhook_path(h).is_some_and(|p| served.contains(&p.as_str()))
+                && h.pointer("/clientConfig/caBundle").and_then(Value::as_str)
+                    != Some(want.as_str())
+        }) {
+            stale.push(name.clone());
+        }
+    }
+    for crd in crds.list(&ListParams::default()).await? {
+        let v = to_value(&crd).unwrap_or_default();
+        let bundle = v
+            .pointer("/spec/conversion/webhook/clientConfig/caBundle")
+            .and_then(Value::as_str);
+        if converts_via_webhook(&v) && bundle != Some(want.as_str()) {
+            stale.push(format!("CRD {}", crd.name_any()));
+        }
+    }
+    if stale.is_empty() {
+        return Ok(());
+    }
+    Err(kube::Error::Service(
+        format!(
+            "external certificates: caBundle of {} does not match Secret {}/{}",
+            stale.join(", "),
+            s.namespace,
+            s.secret_name
+        )
+        .into(),
+    ))
+}
+
+/// OpenKruise's `crd.Ensure`: every Kruise CRD with `conversion.strategy: Webhook` points at
+/// `/convert` with the bundle's CA ([`conversion_patch`]).
+async fn ensure_conversion_webhooks(
+    client: &Client,
+    s: &WebhookSettings,
+    bundle: &CertBundle,
+) -> Result<(), kube::Error> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in crds.list(&ListParams::default()).await? {
         let name = crd.name_any();
         let value =
@@ -687,7 +714,7 @@ pub async fn sync_once(
             info!(crd = %name, "updated conversion webhook caBundle");
         }
     }
-    Ok(bundle)
+    Ok(())
 }
 
 /// Server-side applies one webhook configuration, then removes the webhooks it holds that this
