@@ -238,6 +238,34 @@ fn type_error(ctx: &GoCtx<'_>, value_text: &str, go_type: &str) -> String {
     }
 }
 
+/// A type mismatch at `ctx`: kruise-rs' reason (`what` is the Go kind it names) and Go's
+/// `UnmarshalTypeError` for `value_text` into `go_type`.
+fn mismatch_at(
+    ctx: &GoCtx<'_>,
+    value: &Value,
+    what: &str,
+    value_text: &str,
+    go_type: &str,
+) -> DecodeMismatch {
+    DecodeMismatch {
+        path: ctx.path.to_owned(),
+        reason: format!(
+            "cannot unmarshal {} into a Go value of type {what}",
+            json_kind(value)
+        ),
+        message: type_error(ctx, value_text, go_type),
+    }
+}
+
+/// The Go type at `ctx` (a pointer is followed: Go's decoder allocates it and decodes into the
+/// element), or `fallback` where the tables do not say.
+fn go_type_or<'a>(ctx: &GoCtx<'a>, fallback: &'a str) -> &'a str {
+    match ctx.go_type.trim_start_matches('*') {
+        "" => fallback,
+        t => t,
+    }
+}
+
 /// Walks `value` as Go's decoder does, in document order (the order of `value`'s keys). Like
 /// Go: a value of the wrong JSON type (or an integer out of range) is remembered in `saved` (the
 /// first one) and decoding goes on; an error of a type's own `UnmarshalJSON` (Quantity,
@@ -249,134 +277,156 @@ fn check_kind(
     ctx: &GoCtx<'_>,
     saved: &mut Option<DecodeMismatch>,
 ) -> Result<(), DecodeMismatch> {
-    let path = ctx.path;
-    // The Go type at this place: the field's, or derived from the container's; a pointer is
-    // followed (Go's decoder allocates it and decodes into the element).
-    let go_type = ctx.go_type.trim_start_matches('*');
-    let mismatch_as = |what: &str, value_text: &str, go_type: &str| DecodeMismatch {
-        path: path.to_owned(),
-        reason: format!(
-            "cannot unmarshal {} into a Go value of type {what}",
-            json_kind(value)
-        ),
-        message: type_error(ctx, value_text, go_type),
-    };
-    let mismatch = |what: &str, fallback: &str| {
-        let ty = if go_type.is_empty() {
-            fallback
-        } else {
-            go_type
-        };
-        mismatch_as(what, json_kind(value), ty)
-    };
     let mut save = |m: DecodeMismatch| {
         saved.get_or_insert(m);
         Ok(())
     };
-    if value.is_null() {
-        return Ok(());
-    }
-    match kind {
-        Kind::Ptr(inner) => check_kind(schema, value, inner, ctx, saved),
-        Kind::Struct(name) => {
-            let Value::Object(map) = value else {
-                return save(mismatch(
-                    name.rsplit('.').next().unwrap_or(name),
-                    &struct_type_string(name),
-                ));
-            };
-            let fields = schema.get(name);
-            for (key, v) in map {
-                let Some(field) = fields.and_then(|f| f.iter().find(|f| f.name == key)) else {
-                    continue;
-                };
-                let p = if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                };
-                let f = if ctx.fields.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{}.{key}", ctx.fields)
-                };
-                let inner = GoCtx {
+    let simple = |what: &str, fallback: &str| {
+        mismatch_at(
+            ctx,
+            value,
+            what,
+            json_kind(value),
+            go_type_or(ctx, fallback),
+        )
+    };
+    match (kind, value) {
+        (_, Value::Null) => Ok(()),
+        (Kind::Ptr(inner), _) => check_kind(schema, value, inner, ctx, saved),
+        (Kind::Struct(name), Value::Object(map)) => check_struct(schema, name, map, ctx, saved),
+        (Kind::Struct(name), _) => save(simple(
+            name.rsplit('.').next().unwrap_or(name),
+            &struct_type_string(name),
+        )),
+        (Kind::Slice(inner), Value::Array(items)) => {
+            let elem = ctx.go_type.trim_start_matches('*').strip_prefix("[]");
+            items.iter().enumerate().try_for_each(|(i, v)| {
+                let p = format!("{}[{i}]", ctx.path);
+                let c = GoCtx {
                     path: &p,
-                    fields: &f,
-                    in_struct: Some(name),
-                    go_type: field.go_type,
+                    go_type: elem.unwrap_or(""),
+                    ..*ctx
                 };
-                check_kind(schema, v, &field.kind, &inner, saved)?;
+                check_kind(schema, v, inner, &c, saved)
+            })
+        }
+        (Kind::Slice(_), _) => save(simple("slice", "[]interface {}")),
+        (Kind::Map(inner), Value::Object(entries)) => {
+            let elem = ctx
+                .go_type
+                .trim_start_matches('*')
+                .strip_prefix("map[string]");
+            entries.iter().try_for_each(|(k, v)| {
+                let p = format!("{}.{k}", ctx.path);
+                let c = GoCtx {
+                    path: &p,
+                    go_type: elem.unwrap_or(""),
+                    ..*ctx
+                };
+                check_kind(schema, v, inner, &c, saved)
+            })
+        }
+        (Kind::Map(_), _) => save(simple("map", "map[string]interface {}")),
+        (Kind::Str | Kind::Bytes, Value::String(_)) | (Kind::Bool, Value::Bool(_)) => Ok(()),
+        (Kind::Str, _) => save(simple("string", "string")),
+        (Kind::Bytes, _) => save(simple("string", "[]uint8")),
+        (Kind::Bool, _) => save(simple("bool", "bool")),
+        (Kind::Int(bits), _) => match int_mismatch(ctx, value, *bits) {
+            Some(m) => save(m),
+            None => Ok(()),
+        },
+        (Kind::Custom(custom), _) => check_custom(*custom, value, ctx),
+    }
+}
+
+/// The fields of struct `name` given as an object, in document order: each known field is
+/// checked with the struct as Go's error context (`errorContext.Struct`) and its JSON name
+/// added to the field stack; unknown fields are skipped, as Go's decoder skips them.
+fn check_struct(
+    schema: &Schema,
+    name: &'static str,
+    map: &serde_json::Map<String, Value>,
+    ctx: &GoCtx<'_>,
+    saved: &mut Option<DecodeMismatch>,
+) -> Result<(), DecodeMismatch> {
+    let fields = schema.get(name);
+    for (key, v) in map {
+        let Some(field) = fields.and_then(|f| f.iter().find(|f| f.name == key)) else {
+            continue;
+        };
+        let join = |base: &str| {
+            if base.is_empty() {
+                key.clone()
+            } else {
+                format!("{base}.{key}")
             }
+        };
+        let (p, f) = (join(ctx.path), join(ctx.fields));
+        let inner = GoCtx {
+            path: &p,
+            fields: &f,
+            in_struct: Some(name),
+            go_type: field.go_type,
+        };
+        check_kind(schema, v, &field.kind, &inner, saved)?;
+    }
+    Ok(())
+}
+
+/// An integer field given `value`: `None` when Go decodes it, else the mismatch (an integer Go
+/// cannot hold puts its literal into the message: `number 2147483648`, `number 1.5`).
+fn int_mismatch(ctx: &GoCtx<'_>, value: &Value, bits: u8) -> Option<DecodeMismatch> {
+    let what = if bits == 32 { "int32" } else { "int64" };
+    let Value::Number(n) = value else {
+        return Some(mismatch_at(
+            ctx,
+            value,
+            what,
+            json_kind(value),
+            go_type_or(ctx, what),
+        ));
+    };
+    let in_range = match (n.as_i64(), bits) {
+        (Some(n), 32) => i32::try_from(n).is_ok(),
+        (Some(_), _) => true,
+        (None, _) => n.is_u64() && bits > 32,
+    };
+    (!in_range).then(|| {
+        mismatch_at(
+            ctx,
+            value,
+            what,
+            &format!("number {n}"),
+            go_type_or(ctx, what),
+        )
+    })
+}
+
+/// A type with its own `UnmarshalJSON`: its error ends decoding at once.
+fn check_custom(custom: Custom, value: &Value, ctx: &GoCtx<'_>) -> Result<(), DecodeMismatch> {
+    match (custom, value) {
+        (Custom::IntOrString, Value::String(_)) => Ok(()),
+        (Custom::IntOrString, Value::Number(n))
+            if n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) =>
+        {
             Ok(())
         }
-        Kind::Slice(inner) => match value {
-            Value::Array(items) => {
-                let elem = go_type.strip_prefix("[]").unwrap_or("");
-                items.iter().enumerate().try_for_each(|(i, v)| {
-                    let p = format!("{path}[{i}]");
-                    let c = GoCtx {
-                        path: &p,
-                        go_type: elem,
-                        ..*ctx
-                    };
-                    check_kind(schema, v, inner, &c, saved)
-                })
-            }
-            _ => save(mismatch("slice", "[]interface {}")),
-        },
-        Kind::Map(inner) => match value {
-            Value::Object(entries) => {
-                let elem = go_type.strip_prefix("map[string]").unwrap_or("");
-                entries.iter().try_for_each(|(k, v)| {
-                    let p = format!("{path}.{k}");
-                    let c = GoCtx {
-                        path: &p,
-                        go_type: elem,
-                        ..*ctx
-                    };
-                    check_kind(schema, v, inner, &c, saved)
-                })
-            }
-            _ => save(mismatch("map", "map[string]interface {}")),
-        },
-        Kind::Str | Kind::Bytes if value.is_string() => Ok(()),
-        Kind::Str => save(mismatch("string", "string")),
-        Kind::Bytes => save(mismatch("string", "[]uint8")),
-        Kind::Bool if value.is_boolean() => Ok(()),
-        Kind::Bool => save(mismatch("bool", "bool")),
-        Kind::Int(bits) => {
-            let what = if *bits == 32 { "int32" } else { "int64" };
-            match value {
-                Value::Number(n) => {
-                    let in_range = match (n.as_i64(), bits) {
-                        (Some(n), 32) => i32::try_from(n).is_ok(),
-                        (Some(_), _) => true,
-                        (None, _) => n.is_u64() && *bits > 32,
-                    };
-                    if in_range {
-                        Ok(())
-                    } else {
-                        // An integer Go cannot hold: the literal is part of the message.
-                        let ty = if go_type.is_empty() { what } else { go_type };
-                        save(mismatch_as(what, &format!("number {n}"), ty))
-                    }
-                }
-                _ => save(mismatch(what, what)),
-            }
+        // IntOrString's UnmarshalJSON decodes a non-string into its int32 field; the decoder
+        // adds the field's context to that error.
+        (Custom::IntOrString, Value::Number(n)) => Err(mismatch_at(
+            ctx,
+            value,
+            "int32",
+            &format!("number {n}"),
+            "int32",
+        )),
+        (Custom::IntOrString, _) => {
+            Err(mismatch_at(ctx, value, "int32", json_kind(value), "int32"))
         }
-        Kind::Custom(Custom::IntOrString) => match value {
-            Value::String(_) => Ok(()),
-            Value::Number(n) if n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) => Ok(()),
-            // IntOrString's UnmarshalJSON decodes a non-string into its int32 field; the
-            // decoder adds the field's context to that error.
-            Value::Number(n) => Err(mismatch_as("int32", &format!("number {n}"), "int32")),
-            _ => Err(mismatch_as("int32", json_kind(value), "int32")),
-        },
-        Kind::Custom(Custom::Time) if value.is_string() => Ok(()),
+        (Custom::Time, Value::String(_)) => Ok(()),
         // metav1.Time's UnmarshalJSON decodes a non-null value into a string first.
-        Kind::Custom(Custom::Time) => Err(mismatch_as("Time", json_kind(value), "string")),
-        Kind::Custom(Custom::Quantity) => {
+        (Custom::Time, _) => Err(mismatch_at(ctx, value, "Time", json_kind(value), "string")),
+        (Custom::Quantity, _) => {
             let text = match value {
                 Value::String(s) => s.trim().to_owned(),
                 other => other.to_string(),
@@ -384,12 +434,12 @@ fn check_kind(
             kruise_api::validation::quantity::parse_quantity(&text)
                 .map(|_| ())
                 .map_err(|e| DecodeMismatch {
-                    path: path.to_owned(),
+                    path: ctx.path.to_owned(),
                     reason: e.to_string(),
                     message: e.to_string(),
                 })
         }
-        Kind::Custom(Custom::Raw) => Ok(()),
+        (Custom::Raw, _) => Ok(()),
     }
 }
 
