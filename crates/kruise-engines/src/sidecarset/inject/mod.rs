@@ -171,115 +171,61 @@ fn build_sidecars(
     opts: InjectOptions,
 ) -> Result<Built, InjectError> {
     let anns = pod.metadata.annotations.clone().unwrap_or_default();
-    let mut hashes = control::parse_upgrade_specs(
-        anns.get(keys::SIDECARSET_HASH).map(String::as_str),
-        keys::SIDECARSET_HASH,
-    )
-    .map_err(|e| annotation_error(pod, e))?;
-    let mut hashes_without_image = control::parse_upgrade_specs(
-        anns.get(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
-            .map(String::as_str),
-        keys::SIDECARSET_HASH_WITHOUT_IMAGE,
-    )
-    .map_err(|e| annotation_error(pod, e))?;
-    let mut hot_info = control::hot_upgrade_info_or_nil(pod);
+    let parse = |key: &str| {
+        control::parse_upgrade_specs(anns.get(key).map(String::as_str), key)
+            .map_err(|e| annotation_error(pod, e))
+    };
+    let mut hashes = parse(keys::SIDECARSET_HASH)?;
+    let mut hashes_without_image = parse(keys::SIDECARSET_HASH_WITHOUT_IMAGE)?;
     let mut set_names = control::injected_list(pod);
     let ts = go_time(opts.now);
     let kruise_names = resources::sidecar_container_names(matched.iter().copied());
-
-    let mut out = Built {
-        containers: Vec::new(),
-        init_containers: Vec::new(),
-        secrets: Vec::new(),
-        volumes: Vec::new(),
-        annotations: BTreeMap::new(),
+    let mut b = Builder {
+        pod,
+        kruise_names: &kruise_names,
+        hot_info: control::hot_upgrade_info_or_nil(pod),
+        out: Built {
+            containers: Vec::new(),
+            init_containers: Vec::new(),
+            secrets: Vec::new(),
+            volumes: Vec::new(),
+            annotations: BTreeMap::new(),
+        },
     };
     for s in matched {
         let sname = control::name(s).to_string();
         set_names.insert(sname.clone());
-        let volumes: BTreeMap<&str, &Volume> = s
-            .spec
-            .volumes
-            .iter()
-            .flatten()
-            .map(|v| (v.name.as_str(), v))
-            .collect();
-        let mut injecting = false;
-        let mut sidecar_list = BTreeSet::new();
-
-        for init in control::init_containers(s) {
-            let mut c = init.clone();
-            if is_native_sidecar(&c.container) {
-                sidecar_list.insert(c.container.name.clone());
-            }
-            if let Some(policy) = &c.resources_policy {
-                c.container.resources = Some(apply_policy(pod, policy, &kruise_names)?);
-            }
-            prepare_container(&mut c, pod, &volumes, &mut out.volumes);
-            injecting = true;
-            if is_native_sidecar(&c.container) && is_hot_upgrade(&c) {
-                let hot_info = hot_info.as_mut().ok_or(InjectError::Panic(NIL_MAP))?;
-                let (pair, anns) = hot_upgrade_pair(hot_info, &c);
-                out.init_containers.extend(pair);
-                out.annotations.extend(anns);
-            } else {
-                out.init_containers.push(c);
-            }
-        }
-        out.secrets
-            .extend(s.spec.image_pull_secrets.iter().flatten().cloned());
-
-        for sc in control::containers(s) {
-            let mut c = sc.clone();
-            sidecar_list.insert(c.container.name.clone());
-            if let Some(policy) = &c.resources_policy {
-                c.container.resources = Some(apply_policy(pod, policy, &kruise_names)?);
-            }
-            injecting = true;
-            prepare_container(&mut c, pod, &volumes, &mut out.volumes);
-            if is_hot_upgrade(&c) {
-                let hot_info = hot_info.as_mut().ok_or(InjectError::Panic(NIL_MAP))?;
-                let (pair, anns) = hot_upgrade_pair(hot_info, &c);
-                out.containers.extend(pair);
-                out.annotations.extend(anns);
-            } else {
-                out.containers.push(c);
-            }
-        }
-        if injecting {
-            let (Some(hashes), Some(hashes_without_image)) =
-                (hashes.as_mut(), hashes_without_image.as_mut())
-            else {
-                return Err(InjectError::Panic(NIL_MAP));
-            };
-            let list: Vec<String> = sidecar_list.into_iter().collect();
-            let revision = s
-                .status
-                .as_ref()
-                .and_then(|st| st.latest_revision.clone())
-                .unwrap_or_default();
-            hashes.insert(
-                sname.clone(),
-                SidecarSetUpgradeSpec {
-                    update_timestamp: Some(ts.clone()),
-                    hash: control::sidecarset_revision(s).to_string(),
-                    sidecar_set_name: sname.clone(),
-                    sidecar_list: Some(list.clone()),
-                    controller_revision: revision,
-                },
-            );
-            hashes_without_image.insert(
-                sname.clone(),
-                SidecarSetUpgradeSpec {
-                    update_timestamp: Some(ts.clone()),
-                    hash: control::sidecarset_without_image_revision(s).to_string(),
-                    sidecar_set_name: sname,
-                    sidecar_list: Some(list),
-                    controller_revision: String::new(),
-                },
-            );
-        }
+        let Some(sidecar_list) = b.inject(s)? else {
+            continue;
+        };
+        let (Some(hashes), Some(hashes_without_image)) =
+            (hashes.as_mut(), hashes_without_image.as_mut())
+        else {
+            return Err(InjectError::Panic(NIL_MAP));
+        };
+        let list: Vec<String> = sidecar_list.into_iter().collect();
+        let spec = |hash: &str, revision: String| SidecarSetUpgradeSpec {
+            update_timestamp: Some(ts.clone()),
+            hash: hash.to_string(),
+            sidecar_set_name: sname.clone(),
+            sidecar_list: Some(list.clone()),
+            controller_revision: revision,
+        };
+        let revision = s
+            .status
+            .as_ref()
+            .and_then(|st| st.latest_revision.clone())
+            .unwrap_or_default();
+        hashes.insert(
+            sname.clone(),
+            spec(control::sidecarset_revision(s), revision),
+        );
+        hashes_without_image.insert(
+            sname.clone(),
+            spec(control::sidecarset_without_image_revision(s), String::new()),
+        );
     }
+    let mut out = b.out;
     // A nil map (a `null` annotation, nothing injected) is written back as `null`.
     let encode = |m: &Option<BTreeMap<String, SidecarSetUpgradeSpec>>| {
         m.as_ref()
@@ -296,6 +242,90 @@ fn build_sidecars(
         set_names.into_iter().collect::<Vec<_>>().join(","),
     );
     Ok(out)
+}
+
+/// What [`build_sidecars`] accumulates over the matched SidecarSets (the loop body of
+/// OpenKruise's `buildSidecars`).
+struct Builder<'a> {
+    pod: &'a Pod,
+    /// The containers of every matched SidecarSet (a resources policy leaves them out).
+    kruise_names: &'a BTreeSet<String>,
+    /// The pod's working hot-upgrade containers (`None`: a `null` annotation, Go's nil map).
+    hot_info: Option<BTreeMap<String, String>>,
+    out: Built,
+}
+
+impl Builder<'_> {
+    /// Injects SidecarSet `s`: its init containers, image pull secrets and containers, each
+    /// prepared for the pod (resources policy, shared volumes and env), a hot-upgrade sidecar as
+    /// its pair. Returns the names of its sidecars when it injected any container.
+    fn inject(&mut self, s: &SidecarSet) -> Result<Option<BTreeSet<String>>, InjectError> {
+        let volumes: BTreeMap<&str, &Volume> = s
+            .spec
+            .volumes
+            .iter()
+            .flatten()
+            .map(|v| (v.name.as_str(), v))
+            .collect();
+        let mut injecting = false;
+        let mut sidecar_list = BTreeSet::new();
+        for init in control::init_containers(s) {
+            let native = is_native_sidecar(&init.container);
+            if native {
+                sidecar_list.insert(init.container.name.clone());
+            }
+            let c = self.prepared(init, &volumes)?;
+            injecting = true;
+            if native && is_hot_upgrade(&c) {
+                let pair = self.hot_upgrade_pair(&c)?;
+                self.out.init_containers.extend(pair);
+            } else {
+                self.out.init_containers.push(c);
+            }
+        }
+        self.out
+            .secrets
+            .extend(s.spec.image_pull_secrets.iter().flatten().cloned());
+        for sc in control::containers(s) {
+            sidecar_list.insert(sc.container.name.clone());
+            let c = self.prepared(sc, &volumes)?;
+            injecting = true;
+            if is_hot_upgrade(&c) {
+                let pair = self.hot_upgrade_pair(&c)?;
+                self.out.containers.extend(pair);
+            } else {
+                self.out.containers.push(c);
+            }
+        }
+        Ok(injecting.then_some(sidecar_list))
+    }
+
+    /// A sidecar container as injected: its resources policy applied, its volumes and env
+    /// prepared for the pod ([`prepare_container`]).
+    fn prepared(
+        &mut self,
+        sc: &SidecarContainer,
+        volumes: &BTreeMap<&str, &Volume>,
+    ) -> Result<SidecarContainer, InjectError> {
+        let mut c = sc.clone();
+        if let Some(policy) = &c.resources_policy {
+            c.container.resources = Some(apply_policy(self.pod, policy, self.kruise_names)?);
+        }
+        prepare_container(&mut c, self.pod, volumes, &mut self.out.volumes);
+        Ok(c)
+    }
+
+    /// The two containers of a hot-upgrade sidecar, recording its working container (Go
+    /// panics on a nil map: `InjectError::Panic`).
+    fn hot_upgrade_pair(
+        &mut self,
+        c: &SidecarContainer,
+    ) -> Result<Vec<SidecarContainer>, InjectError> {
+        let hot_info = self.hot_info.as_mut().ok_or(InjectError::Panic(NIL_MAP))?;
+        let (pair, anns) = hot_upgrade_pair(hot_info, c);
+        self.out.annotations.extend(anns);
+        Ok(pair)
+    }
 }
 
 /// The resources a `resourcesPolicy` computes from the pod's containers (not the matched
