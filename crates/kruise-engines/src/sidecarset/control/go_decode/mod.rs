@@ -226,6 +226,7 @@ impl Scanner {
         }
     }
 
+    /// One byte of input in the current state (Go's `scanner.step`).
     fn feed(&mut self, c: u8) -> Result<(), String> {
         match self.step {
             Step::BeginValueOrEmpty => {
@@ -251,6 +252,23 @@ impl Scanner {
             Step::BeginString => self.begin_string(c),
             Step::EndValue => self.end_value(c),
             Step::EndTop => self.end_top_step(c),
+            Step::InString | Step::InStringEsc | Step::InStringEscU(_) => self.string_step(c),
+            Step::Literal(rest, word) => self.literal_step(c, rest, word),
+            Step::Neg
+            | Step::One
+            | Step::Zero
+            | Step::Dot
+            | Step::Dot0
+            | Step::E
+            | Step::ESign
+            | Step::E0 => self.number_step(c),
+        }
+    }
+
+    /// Inside a string literal (Go's `stateInString`, `stateInStringEsc`,
+    /// `stateInStringEscU*`).
+    fn string_step(&mut self, c: u8) -> Result<(), String> {
+        match self.step {
             Step::InString => match c {
                 b'"' => {
                     self.step = Step::EndValue;
@@ -285,6 +303,14 @@ impl Scanner {
                 };
                 Ok(())
             }
+            _ => Ok(()),
+        }
+    }
+
+    /// Inside a numeric literal (Go's `stateNeg`, `state1`, `state0`, `stateDot`,
+    /// `stateDot0`, `stateE`, `stateESign`, `stateE0`).
+    fn number_step(&mut self, c: u8) -> Result<(), String> {
+        match self.step {
             Step::Neg => match c {
                 b'0' => {
                     self.step = Step::Zero;
@@ -296,59 +322,49 @@ impl Scanner {
                 }
                 _ => Self::error(c, "in numeric literal"),
             },
-            Step::One => {
-                if c.is_ascii_digit() {
-                    return Ok(());
-                }
-                self.zero(c)
-            }
-            Step::Zero => self.zero(c),
-            Step::Dot => {
-                if c.is_ascii_digit() {
-                    self.step = Step::Dot0;
-                    return Ok(());
-                }
-                Self::error(c, "after decimal point in numeric literal")
-            }
-            Step::Dot0 => {
-                if c.is_ascii_digit() {
-                    return Ok(());
-                }
-                if c == b'e' || c == b'E' {
-                    self.step = Step::E;
-                    return Ok(());
-                }
-                self.end_value(c)
-            }
-            Step::E => {
-                if c == b'+' || c == b'-' {
-                    self.step = Step::ESign;
-                    return Ok(());
-                }
-                self.e_sign(c)
-            }
-            Step::ESign => self.e_sign(c),
-            Step::E0 => {
-                if c.is_ascii_digit() {
-                    return Ok(());
-                }
-                self.end_value(c)
-            }
-            Step::Literal(rest, word) => {
-                if c != rest[0] {
-                    return Self::error(
-                        c,
-                        &format!("in literal {word} (expecting {})", quote_char(rest[0])),
-                    );
-                }
-                self.step = if rest.len() == 1 {
-                    Step::EndValue
-                } else {
-                    Step::Literal(&rest[1..], word)
-                };
+            Step::One if c.is_ascii_digit() => Ok(()),
+            Step::One | Step::Zero => self.zero(c),
+            Step::Dot if c.is_ascii_digit() => {
+                self.step = Step::Dot0;
                 Ok(())
             }
+            Step::Dot => Self::error(c, "after decimal point in numeric literal"),
+            Step::Dot0 if c.is_ascii_digit() => Ok(()),
+            Step::Dot0 if c == b'e' || c == b'E' => {
+                self.step = Step::E;
+                Ok(())
+            }
+            Step::E if c == b'+' || c == b'-' => {
+                self.step = Step::ESign;
+                Ok(())
+            }
+            Step::E | Step::ESign => self.e_sign(c),
+            Step::E0 if c.is_ascii_digit() => Ok(()),
+            Step::Dot0 | Step::E0 => self.end_value(c),
+            _ => Ok(()),
         }
+    }
+
+    /// Inside `true`, `false` or `null` (Go's `stateT`, `stateTr`, ...): `rest` is what is
+    /// still expected of `word`.
+    fn literal_step(
+        &mut self,
+        c: u8,
+        rest: &'static [u8],
+        word: &'static str,
+    ) -> Result<(), String> {
+        if c != rest[0] {
+            return Self::error(
+                c,
+                &format!("in literal {word} (expecting {})", quote_char(rest[0])),
+            );
+        }
+        self.step = if rest.len() == 1 {
+            Step::EndValue
+        } else {
+            Step::Literal(&rest[1..], word)
+        };
+        Ok(())
     }
 
     fn begin_string(&mut self, c: u8) -> Result<(), String> {
