@@ -78,7 +78,18 @@ started_testbed=0
 MPID=""
 cleanup() {
   local rc=$?
-  if [ -n "$MPID" ]; then kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null || true; fi
+  if [ -n "$MPID" ]; then
+    kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null || true
+    # The manager's cluster-wide webhooks (failurePolicy Fail) and the CRDs' conversion webhook
+    # would keep pointing at a process that is gone: every later pod create and every request
+    # for those kinds would fail. Remove them, as a manager that is uninstalled must be.
+    kubectl delete mutatingwebhookconfiguration kruise-mutating-webhook-configuration --ignore-not-found >/dev/null 2>&1 || true
+    kubectl delete validatingwebhookconfiguration kruise-validating-webhook-configuration --ignore-not-found >/dev/null 2>&1 || true
+    for crd in $(kubectl get crd -o name 2>/dev/null | grep kruise.io); do
+      kubectl patch "$crd" --type=merge -p '{"spec":{"conversion":{"strategy":"None","webhook":null}}}' >/dev/null 2>&1 || true
+    done
+    log "manager stopped; its webhook configurations removed and CRD conversion reset"
+  fi
   if [ "$started_testbed" = 1 ] && [ "${KEEP_TESTBED:-0}" != 1 ]; then
     log "stopping the testbed this run started"
     hack/testbed/testbed.sh down >&2 || rc=1
