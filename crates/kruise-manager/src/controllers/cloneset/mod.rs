@@ -206,4 +206,4 @@ pub async fn reconcile(
 }
 
 #[cfg(test)]
-mod gate_tests;
+mod tests;

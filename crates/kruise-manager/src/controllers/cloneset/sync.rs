@@ -99,6 +99,9 @@ fn snapshot(cs: &CloneSet, state: &State) -> Snapshot {
     }
 }
 
+/// One sync (OpenKruise `doReconcile`): the active revisions, image pre-download, the status
+/// (written first), scale and update (`syncCloneSet`), then `truncatePodsToDelete`,
+/// `truncateHistory` and when to look again.
 pub(super) async fn sync(
     cs: &CloneSet,
     ctx: &Context,
@@ -116,56 +119,16 @@ pub(super) async fn sync(
         }
     }
 
-    let (update_rev, collision_count) = ensure_update_revision(cs, ctx, &snap.revisions).await?;
+    let (current_rev, update_rev, collision_count) =
+        get_active_revisions(cs, ctx, &snap.revisions).await?;
     let update_name = update_rev.metadata.name.clone().unwrap_or_default();
-    let current_rev = cs
-        .status
-        .as_ref()
-        .and_then(|s| s.current_revision.as_deref())
-        .and_then(|name| {
-            snap.revisions
-                .iter()
-                .find(|r| r.metadata.name.as_deref() == Some(name))
-        })
-        .map(|r| (**r).clone())
-        .unwrap_or_else(|| update_rev.clone());
     let current_name = current_rev.metadata.name.clone().unwrap_or_default();
 
     if ctx.gates.enabled(Feature::PreDownloadImageForInPlaceUpdate) {
         pre_download(cs, ctx, state, &current_rev, &update_rev).await;
     }
 
-    let replicas = cs.spec.replicas.unwrap_or(1);
-    let strategy = cs.spec.update_strategy.clone().unwrap_or_default();
-    let scale_strategy = cs.spec.scale_strategy.clone().unwrap_or_default();
-    let knobs = plan::resolve_knobs(&plan::KnobInputs {
-        replicas,
-        partition: strategy.partition.as_ref(),
-        max_surge: strategy.max_surge.as_ref(),
-        max_unavailable: strategy.max_unavailable.as_ref(),
-        scale_max_unavailable: scale_strategy.max_unavailable.as_ref(),
-        paused: strategy.paused.unwrap_or(false),
-        exclude_preparing_delete: state.exclude_preparing_delete
-            || cs
-                .labels()
-                .get(keys::CLONESET_SCALING_EXCLUDE_PREPARING_DELETE)
-                .map(String::as_str)
-                == Some("true"),
-        allow_rollback: ctx.gates.enabled(Feature::CloneSetPartitionRollback),
-    });
-    let knobs = match knobs {
-        Ok(k) => k,
-        Err(e) => {
-            ctx.recorder
-                .warning(
-                    &events::object_ref(cs),
-                    events::FAILED_UPDATE,
-                    &e.to_string(),
-                )
-                .await;
-            return Err(e.into());
-        }
-    };
+    let knobs = resolve_knobs(cs, ctx, state).await?;
 
     // Status, from the pods this sync started with (as OpenKruise's calculateStatus). It is
     // written before any pod is created or deleted: it depends on the snapshot only, and a
@@ -184,50 +147,122 @@ pub(super) async fn sync(
     let deadline_check = status::set_progressing_condition(cs, &mut new_status, now);
     let held = write_status(cs, ctx, state, key, &new_status).await?;
 
-    let mut requeue: Option<Duration> = None;
-    let scaled = scale(
+    let control = SyncControl {
         cs,
         ctx,
         state,
         key,
-        &snap,
-        &knobs,
-        &current_rev,
-        &update_rev,
+        snap: &snap,
+        knobs: &knobs,
+        current_rev: &current_rev,
+        update_rev: &update_rev,
         now,
-    )
-    .await?;
-    if !scaled {
-        requeue = update(
-            cs,
-            ctx,
-            state,
-            &snap,
-            &knobs,
-            &current_rev,
-            &update_rev,
-            now,
-        )
-        .await?;
-    }
+    };
+    let mut requeue = control.sync_cloneset().await?;
 
     truncate_pods_to_delete(cs, ctx, &snap).await?;
     truncate_history(cs, ctx, &snap, &current_name, &update_name).await?;
 
-    // Pods that are ready but not yet available become available after minReadySeconds.
-    let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
-    if min_ready > 0
-        && snap.pods.iter().any(|p| {
-            status::is_pod_update_ready(p, 0, now)
-                && !status::is_pod_update_ready(p, min_ready, now)
-        })
-    {
-        requeue = shortest(requeue, Some(Duration::from_secs(min_ready as u64 + 1)));
-    }
+    requeue = shortest(requeue, min_ready_wait(cs, &snap, now));
     requeue = shortest(requeue, deadline_check);
     // A held status write must be written later even when nothing else changes.
     requeue = shortest(requeue, held);
     Ok(requeue.map_or_else(Action::await_change, Action::requeue))
+}
+
+/// OpenKruise `getActiveRevisions`: the current revision (the status's, else the update
+/// revision), the update revision (found or created) and the collision count.
+async fn get_active_revisions(
+    cs: &CloneSet,
+    ctx: &Context,
+    revisions: &[Arc<ControllerRevision>],
+) -> Result<(ControllerRevision, ControllerRevision, i32), Error> {
+    let (update_rev, collision_count) = ensure_update_revision(cs, ctx, revisions).await?;
+    let current_rev = cs
+        .status
+        .as_ref()
+        .and_then(|s| s.current_revision.as_deref())
+        .and_then(|name| {
+            revisions
+                .iter()
+                .find(|r| r.metadata.name.as_deref() == Some(name))
+        })
+        .map(|r| (**r).clone())
+        .unwrap_or_else(|| update_rev.clone());
+    Ok((current_rev, update_rev, collision_count))
+}
+
+/// The scale and update numbers of the spec ([`plan::resolve_knobs`]); invalid ones are
+/// reported as a `FailedUpdate` Event and fail the sync.
+async fn resolve_knobs(cs: &CloneSet, ctx: &Context, state: &State) -> Result<plan::Knobs, Error> {
+    let replicas = cs.spec.replicas.unwrap_or(1);
+    let strategy = cs.spec.update_strategy.clone().unwrap_or_default();
+    let scale_strategy = cs.spec.scale_strategy.clone().unwrap_or_default();
+    let knobs = plan::resolve_knobs(&plan::KnobInputs {
+        replicas,
+        partition: strategy.partition.as_ref(),
+        max_surge: strategy.max_surge.as_ref(),
+        max_unavailable: strategy.max_unavailable.as_ref(),
+        scale_max_unavailable: scale_strategy.max_unavailable.as_ref(),
+        paused: strategy.paused.unwrap_or(false),
+        exclude_preparing_delete: state.exclude_preparing_delete
+            || cs
+                .labels()
+                .get(keys::CLONESET_SCALING_EXCLUDE_PREPARING_DELETE)
+                .map(String::as_str)
+                == Some("true"),
+        allow_rollback: ctx.gates.enabled(Feature::CloneSetPartitionRollback),
+    });
+    match knobs {
+        Ok(k) => Ok(k),
+        Err(e) => {
+            ctx.recorder
+                .warning(
+                    &events::object_ref(cs),
+                    events::FAILED_UPDATE,
+                    &e.to_string(),
+                )
+                .await;
+            Err(e.into())
+        }
+    }
+}
+
+/// Pods that are ready but not yet available become available after minReadySeconds: when to
+/// look again for them.
+fn min_ready_wait(cs: &CloneSet, snap: &Snapshot, now: jiff::Timestamp) -> Option<Duration> {
+    let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
+    let waiting = min_ready > 0
+        && snap.pods.iter().any(|p| {
+            status::is_pod_update_ready(p, 0, now)
+                && !status::is_pod_update_ready(p, min_ready, now)
+        });
+    waiting.then(|| Duration::from_secs(min_ready as u64 + 1))
+}
+
+/// What the scale and update steps of one sync work on: the CloneSet, what the sync read, its
+/// numbers and revisions (OpenKruise: the arguments of `syncCloneSet`, `Scale` and `Update`).
+struct SyncControl<'a> {
+    cs: &'a CloneSet,
+    ctx: &'a Context,
+    state: &'a State,
+    key: &'a str,
+    snap: &'a Snapshot,
+    knobs: &'a plan::Knobs,
+    current_rev: &'a ControllerRevision,
+    update_rev: &'a ControllerRevision,
+    now: jiff::Timestamp,
+}
+
+impl SyncControl<'_> {
+    /// OpenKruise `syncCloneSet`: scale, and update when scaling wrote nothing. Returns when to
+    /// look again.
+    async fn sync_cloneset(&self) -> Result<Option<Duration>, Error> {
+        if self.scale().await? {
+            return Ok(None);
+        }
+        self.update().await
+    }
 }
 
 /// The earlier of two optional wake-ups.
@@ -407,23 +442,12 @@ fn pod_facts(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn scale(
+/// OpenKruise `getPlannedDeletedPods`: the pods specified for deletion, the pods in
+/// PreparingDelete, and how many pods these are together.
+fn get_planned_deleted_pods<'p>(
     cs: &CloneSet,
-    ctx: &Context,
-    state: &State,
-    key: &str,
-    snap: &Snapshot,
-    knobs: &plan::Knobs,
-    current_rev: &ControllerRevision,
-    update_rev: &ControllerRevision,
-    now: jiff::Timestamp,
-) -> Result<bool, Error> {
-    let update_name = update_rev.name_any();
-    let current_name = current_rev.name_any();
-    let pods: Vec<&CachedPod> = snap.pods.iter().map(|p| p.as_ref()).collect();
-
-    // 1. Pods planned for deletion; cancel PreparingDelete when scaled back up.
+    pods: &[&'p CachedPod],
+) -> (Vec<&'p CachedPod>, Vec<&'p CachedPod>, i32) {
     let specified: Vec<&CachedPod> = pods
         .iter()
         .copied()
@@ -440,55 +464,160 @@ async fn scale(
         .filter_map(|p| p.metadata.name.as_deref())
         .collect();
     let num_to_delete = planned.len() as i32;
-    let mark_not_ready_pre_delete = cs
-        .spec
-        .lifecycle
-        .as_ref()
-        .and_then(|l| l.pre_delete.as_ref())
-        .and_then(|h| h.mark_pod_not_ready)
-        .unwrap_or(false);
-    if !mark_not_ready_pre_delete {
-        let mut diff = knobs.replicas - pods.len() as i32 + num_to_delete;
+    (specified, pre_deleting, num_to_delete)
+}
+
+/// The pods of `pods`, in order, that may be deleted now: unavailable ones, and available ones
+/// while `ready_limit` (OpenKruise `deleteReadyLimit`, shared by the steps of `Scale`) lasts.
+fn pods_can_delete<'p>(
+    pods: Vec<&'p CachedPod>,
+    ready_limit: &mut i32,
+    now: jiff::Timestamp,
+) -> Vec<&'p CachedPod> {
+    pods.into_iter()
+        .filter(|pod| {
+            if !status::is_pod_available(pod, 0, now) {
+                true
+            } else if *ready_limit > 0 {
+                *ready_limit -= 1;
+                true
+            } else {
+                false
+            }
+        })
+        .collect()
+}
+
+impl SyncControl<'_> {
+    /// OpenKruise `Scale`: PreparingDelete pods back to normal when pods lack, then at most one
+    /// of: scale out, delete pods in PreparingDelete, specified deletes, scale in. Returns
+    /// whether anything was written.
+    async fn scale(&self) -> Result<bool, Error> {
+        let (cs, ctx) = (self.cs, self.ctx);
+        let update_name = self.update_rev.name_any();
+        let current_name = self.current_rev.name_any();
+        let pods: Vec<&CachedPod> = self.snap.pods.iter().map(|p| p.as_ref()).collect();
+
+        // 1. Pods planned for deletion; cancel PreparingDelete when scaled back up.
+        let (specified, pre_deleting, num_to_delete) = get_planned_deleted_pods(cs, &pods);
+        if self
+            .manage_preparing_delete(&pods, &pre_deleting, num_to_delete)
+            .await?
+        {
+            return Ok(true);
+        }
+
+        // 2. The numbers.
+        let gate_pu = ctx.gates.enabled(Feature::PreparingUpdateAsUpdate);
+        let facts: Vec<PodFacts> = pods
+            .iter()
+            .map(|p| pod_facts(cs, p, &update_name, gate_pu, self.now))
+            .collect();
+        let diffs = plan::calculate_diffs(self.knobs, &facts, current_name == update_name);
+        debug!(cloneset = self.key, ?diffs, "scale plan");
+        if diffs.scale_up_num > diffs.scale_up_limit {
+            ctx.recorder
+                .warning(
+                    &events::object_ref(cs),
+                    events::SCALE_UP_LIMITED,
+                    &format!(
+                        "scaleUp is limited because of scaleStrategy.maxUnavailable, limit: {}",
+                        diffs.scale_up_limit
+                    ),
+                )
+                .await;
+        }
+
+        // 3. Scale out.
+        if diffs.scale_up_num > 0 {
+            return self.scale_out(&pods, &diffs).await;
+        }
+
+        // 4. Delete pods already in PreparingDelete (hooks released).
+        if !pre_deleting.is_empty() && self.delete_pods(&pre_deleting).await? {
+            return Ok(true);
+        }
+
+        // 5. Specified deletes, limited for ready pods by maxUnavailable.
+        let mut ready_limit = diffs.delete_ready_limit;
+        let specified_only: Vec<&CachedPod> = specified
+            .iter()
+            .copied()
+            .filter(|p| {
+                !pre_deleting
+                    .iter()
+                    .any(|q| q.metadata.name == p.metadata.name)
+            })
+            .collect();
+        if !specified_only.is_empty() {
+            let deletable = pods_can_delete(specified_only, &mut ready_limit, self.now);
+            if self.delete_pods(&deletable).await? {
+                return Ok(true);
+            }
+        }
+
+        // 6. Scale in: old-revision pods first, each group in deletion order.
+        if diffs.scale_down_num > 0 {
+            if num_to_delete > 0 {
+                return Ok(false);
+            }
+            let chosen = self.choose_pods_to_delete(&pods, &diffs).await;
+            let deletable = pods_can_delete(chosen, &mut ready_limit, self.now);
+            return self.delete_pods(&deletable).await;
+        }
+        Ok(false)
+    }
+
+    /// OpenKruise `managePreparingDelete`: unless the preDelete hook marks pods not ready, pods
+    /// in PreparingDelete (not specified for deletion) go back to PreparingNormal while the
+    /// CloneSet lacks pods. Returns whether any pod was written.
+    async fn manage_preparing_delete(
+        &self,
+        pods: &[&CachedPod],
+        pre_deleting: &[&CachedPod],
+        num_to_delete: i32,
+    ) -> Result<bool, Error> {
+        let mark_not_ready_pre_delete = self
+            .cs
+            .spec
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.pre_delete.as_ref())
+            .and_then(|h| h.mark_pod_not_ready)
+            .unwrap_or(false);
+        if mark_not_ready_pre_delete {
+            return Ok(false);
+        }
+        let mut diff = self.knobs.replicas - pods.len() as i32 + num_to_delete;
         let mut modified = false;
-        for pod in &pre_deleting {
+        for pod in pre_deleting {
             if diff <= 0 {
                 break;
             }
-            if is_specified_delete(cs, pod) {
+            if is_specified_delete(self.cs, pod) {
                 continue;
             }
-            set_lifecycle(ctx, state, pod, LifecycleState::PreparingNormal, false).await?;
+            set_lifecycle(
+                self.ctx,
+                self.state,
+                pod,
+                LifecycleState::PreparingNormal,
+                false,
+            )
+            .await?;
             modified = true;
             diff -= 1;
         }
-        if modified {
-            return Ok(true);
-        }
+        Ok(modified)
     }
 
-    // 2. The numbers.
-    let gate_pu = ctx.gates.enabled(Feature::PreparingUpdateAsUpdate);
-    let facts: Vec<PodFacts> = pods
-        .iter()
-        .map(|p| pod_facts(cs, p, &update_name, gate_pu, now))
-        .collect();
-    let diffs = plan::calculate_diffs(knobs, &facts, current_name == update_name);
-    debug!(cloneset = key, ?diffs, "scale plan");
-    if diffs.scale_up_num > diffs.scale_up_limit {
-        ctx.recorder
-            .warning(
-                &events::object_ref(cs),
-                events::SCALE_UP_LIMITED,
-                &format!(
-                    "scaleUp is limited because of scaleStrategy.maxUnavailable, limit: {}",
-                    diffs.scale_up_limit
-                ),
-            )
-            .await;
-    }
-
-    // 3. Scale out.
-    if diffs.scale_up_num > 0 {
+    /// The scale out of OpenKruise `Scale` and `createPods`: `scaleUpLimit` new pods, the first
+    /// `scaleUpNumOldRevision` of them of the current revision, on free instance ids (those
+    /// of claims left behind first). Returns whether any pod was created.
+    async fn scale_out(&self, pods: &[&CachedPod], diffs: &Diffs) -> Result<bool, Error> {
+        let (cs, ctx) = (self.cs, self.ctx);
+        let update_name = self.update_rev.name_any();
+        let current_name = self.current_rev.name_any();
         let creations = diffs.scale_up_limit.max(0) as usize;
         let current_creations = diffs.scale_up_num_old_revision.max(0) as usize;
         let pod_ids: BTreeSet<String> = pods
@@ -496,15 +625,16 @@ async fn scale(
             .filter_map(|p| instance_id(&p.metadata))
             .map(str::to_owned)
             .collect();
-        let pvc_ids: BTreeSet<String> = snap
+        let pvc_ids: BTreeSet<String> = self
+            .snap
             .pvcs
             .iter()
             .filter_map(|p| instance_id(&p.metadata))
             .map(str::to_owned)
             .collect();
         let ids = pods::available_ids(creations, &pod_ids, &pvc_ids, &mut rand::rng());
-        let existing_pvcs: BTreeSet<String> = snap.pvcs.iter().map(|p| p.name_any()).collect();
-        let current_template = revision::template_from_revision(current_rev)
+        let existing_pvcs: BTreeSet<String> = self.snap.pvcs.iter().map(|p| p.name_any()).collect();
+        let current_template = revision::template_from_revision(self.current_rev)
             .unwrap_or_else(|_| cs.spec.template.clone());
         let short = ctx.gates.enabled(Feature::CloneSetShortHash);
         let created_at = jiff::Timestamp::now();
@@ -519,52 +649,17 @@ async fn scale(
                 }
             })
             .collect();
-        return create_pods(cs, ctx, state, key, new_pods, &existing_pvcs).await;
+        self.create_pods(new_pods, &existing_pvcs).await
     }
 
-    // 4. Delete pods already in PreparingDelete (hooks released).
-    if !pre_deleting.is_empty()
-        && delete_pods(cs, ctx, state, key, &pre_deleting, &snap.pvcs).await?
-    {
-        return Ok(true);
-    }
-
-    // 5. Specified deletes, limited for ready pods by maxUnavailable.
-    let mut ready_limit = diffs.delete_ready_limit;
-    let mut can_delete = |pod: &CachedPod| {
-        if !status::is_pod_available(pod, 0, now) {
-            true
-        } else if ready_limit > 0 {
-            ready_limit -= 1;
-            true
-        } else {
-            false
-        }
-    };
-    let specified_only: Vec<&CachedPod> = specified
-        .iter()
-        .copied()
-        .filter(|p| {
-            !pre_deleting
-                .iter()
-                .any(|q| q.metadata.name == p.metadata.name)
-        })
-        .collect();
-    if !specified_only.is_empty() {
-        let deletable: Vec<&CachedPod> = specified_only
-            .into_iter()
-            .filter(|p| can_delete(p))
-            .collect();
-        if delete_pods(cs, ctx, state, key, &deletable, &snap.pvcs).await? {
-            return Ok(true);
-        }
-    }
-
-    // 6. Scale in: old-revision pods first, each group in deletion order.
-    if diffs.scale_down_num > 0 {
-        if num_to_delete > 0 {
-            return Ok(false);
-        }
+    /// OpenKruise `choosePodsToDelete`: `scaleDownNum` pods to scale in, old-revision pods
+    /// first, each group in deletion order.
+    async fn choose_pods_to_delete<'p>(
+        &self,
+        pods: &[&'p CachedPod],
+        diffs: &Diffs,
+    ) -> Vec<&'p CachedPod> {
+        let update_name = self.update_rev.name_any();
         let (old, new): (Vec<&CachedPod>, Vec<&CachedPod>) = pods
             .iter()
             .copied()
@@ -575,25 +670,77 @@ async fn scale(
             old.len(),
             new.len(),
         );
-        let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
-        let constraints = spread_constraints(cs);
+        let min_ready = self.cs.spec.min_ready_seconds.unwrap_or(0);
+        let constraints = spread_constraints(self.cs);
         let node_labels = if constraints.is_empty() {
             std::collections::HashMap::new()
         } else {
-            node_labels_of(ctx, &pods).await
+            node_labels_of(self.ctx, pods).await
         };
         let ranking = Ranking {
             constraints: &constraints,
             node_labels: &node_labels,
-            now,
+            now: self.now,
             min_ready,
         };
         let mut chosen = choose_for_deletion(&old, n_old, &ranking);
         chosen.extend(choose_for_deletion(&new, n_new, &ranking));
-        let deletable: Vec<&CachedPod> = chosen.into_iter().filter(|p| can_delete(p)).collect();
-        return delete_pods(cs, ctx, state, key, &deletable, &snap.pvcs).await;
+        chosen
     }
-    Ok(false)
+
+    /// OpenKruise `createPods`' writes: the pods and their missing claims, in slow-start
+    /// batches. Returns whether any pod was created.
+    async fn create_pods(
+        &self,
+        new_pods: Vec<k8s_openapi::api::core::v1::Pod>,
+        existing_pvcs: &BTreeSet<String>,
+    ) -> Result<bool, Error> {
+        let cs = self.cs;
+        let new: Vec<NewPod> = new_pods
+            .into_iter()
+            .map(|pod| {
+                let id = instance_id(&pod.metadata).unwrap_or_default().to_string();
+                NewPod {
+                    claims: pods::claims_for(cs, &id).into_values().collect(),
+                    pod,
+                }
+            })
+            .collect();
+        let owner = events::object_ref(cs);
+        let created = pod_control(cs, self.ctx, self.state, self.key, &owner)
+            .create_slow_start(new, existing_pvcs)
+            .await?;
+        Ok(created > 0)
+    }
+
+    /// OpenKruise `deletePods`: deletes `targets` (or moves them to PreparingDelete when the
+    /// preDelete hook holds them) and the PVCs with the same instance id. Returns whether
+    /// anything was written.
+    async fn delete_pods(&self, targets: &[&CachedPod]) -> Result<bool, Error> {
+        let cs = self.cs;
+        let pre_delete = cs
+            .spec
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.pre_delete.as_ref());
+        let owner = events::object_ref(cs);
+        let control = pod_control(cs, self.ctx, self.state, self.key, &owner);
+        let mut modified = false;
+        for pod in targets {
+            let id = instance_id(&pod.metadata);
+            let mut claims: Vec<&PersistentVolumeClaim> = Vec::new();
+            for c in &self.snap.pvcs {
+                if id.is_some() && instance_id(&c.metadata) == id {
+                    claims.push(c);
+                }
+            }
+            let done = control
+                .delete_or_hold(pod, claims, pre_delete, &self.state.resource_versions)
+                .await?;
+            modified |= done != Deletion::Held;
+        }
+        Ok(modified)
+    }
 }
 
 /// What the scale-in order depends on besides the pods.
@@ -693,31 +840,6 @@ fn choose_for_deletion<'a>(
     order.into_iter().take(n).map(|i| pods[i]).collect()
 }
 
-async fn create_pods(
-    cs: &CloneSet,
-    ctx: &Context,
-    state: &State,
-    key: &str,
-    new_pods: Vec<k8s_openapi::api::core::v1::Pod>,
-    existing_pvcs: &BTreeSet<String>,
-) -> Result<bool, Error> {
-    let new: Vec<NewPod> = new_pods
-        .into_iter()
-        .map(|pod| {
-            let id = instance_id(&pod.metadata).unwrap_or_default().to_string();
-            NewPod {
-                claims: pods::claims_for(cs, &id).into_values().collect(),
-                pod,
-            }
-        })
-        .collect();
-    let owner = events::object_ref(cs);
-    let created = pod_control(cs, ctx, state, key, &owner)
-        .create_slow_start(new, existing_pvcs)
-        .await?;
-    Ok(created > 0)
-}
-
 /// The shared pod control for `cs`'s writes.
 fn pod_control<'a>(
     cs: &'a CloneSet,
@@ -735,40 +857,6 @@ fn pod_control<'a>(
         scale: &state.scale,
         style: EventStyle::CloneSet,
     }
-}
-
-/// Deletes `targets` (or moves them to PreparingDelete when the preDelete hook holds them) and
-/// the PVCs with the same instance id. Returns whether anything was written.
-async fn delete_pods(
-    cs: &CloneSet,
-    ctx: &Context,
-    state: &State,
-    key: &str,
-    targets: &[&CachedPod],
-    pvcs: &[Arc<PersistentVolumeClaim>],
-) -> Result<bool, Error> {
-    let pre_delete = cs
-        .spec
-        .lifecycle
-        .as_ref()
-        .and_then(|l| l.pre_delete.as_ref());
-    let owner = events::object_ref(cs);
-    let control = pod_control(cs, ctx, state, key, &owner);
-    let mut modified = false;
-    for pod in targets {
-        let id = instance_id(&pod.metadata);
-        let mut claims: Vec<&PersistentVolumeClaim> = Vec::new();
-        for c in pvcs {
-            if id.is_some() && instance_id(&c.metadata) == id {
-                claims.push(c);
-            }
-        }
-        let done = control
-            .delete_or_hold(pod, claims, pre_delete, &state.resource_versions)
-            .await?;
-        modified |= done != Deletion::Held;
-    }
-    Ok(modified)
 }
 
 /// Moves a pod to lifecycle `new_state` through the shared lifecycle control (not-ready key
@@ -793,81 +881,13 @@ async fn set_lifecycle(
 // ---------------------------------------------------------------------------------------------
 // Update
 
-#[allow(clippy::too_many_arguments)]
-async fn update(
-    cs: &CloneSet,
-    ctx: &Context,
-    state: &State,
-    snap: &Snapshot,
-    knobs: &plan::Knobs,
-    current_rev: &ControllerRevision,
-    update_rev: &ControllerRevision,
-    now: jiff::Timestamp,
-) -> Result<Option<Duration>, Error> {
-    let strategy = cs.spec.update_strategy.clone().unwrap_or_default();
-    let type_ = strategy
-        .type_
-        .as_deref()
-        .unwrap_or(update_strategy_type::RE_CREATE);
-    if type_ == update_strategy_type::ON_DELETE {
-        return Ok(None);
-    }
-    let update_name = update_rev.name_any();
-    let current_name = current_rev.name_any();
-    let pods: Vec<&CachedPod> = snap.pods.iter().map(|p| p.as_ref()).collect();
-
-    // 1. Refresh every pod (in-place completion, lifecycle transitions).
-    // Pods are independent: refresh them concurrently (bounded), then report the first error.
-    let mut requeue: Option<Duration> = None;
-    let mut modified = false;
-    let refreshes: Vec<_> = pods
-        .iter()
-        .map(|pod| refresh_pod(cs, ctx, state, pod, &update_name, now))
-        .collect();
-    let results: Vec<Result<(bool, Option<Duration>), Error>> = futures::stream::iter(refreshes)
-        .buffer_unordered(POD_WRITE_CONCURRENCY)
-        .collect()
-        .await;
-    let mut first_error = None;
-    for r in results {
-        match r {
-            Ok((m, delay)) => {
-                modified |= m;
-                requeue = shortest(requeue, delay);
-            }
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    let action = requeue;
-    if modified || strategy.paused.unwrap_or(false) {
-        return Ok(action);
-    }
-
-    // 2. How many to update, and towards which revision.
-    let facts: Vec<PodFacts> = pods
-        .iter()
-        .map(|p| pod_facts(cs, p, &update_name, false, now))
-        .collect();
-    let diffs: Diffs = plan::calculate_diffs(knobs, &facts, current_name == update_name);
-    if diffs.update_num == 0 {
-        return Ok(action);
-    }
-    let target = if diffs.update_num > 0 {
-        update_rev
-    } else {
-        current_rev
-    };
-    let target_name = target.name_any();
-
-    // 3. Candidates.
+/// Step 3 of OpenKruise `Update`: the pods waiting for the update (not at the update revision,
+/// or at it when rolling back), less those in PreparingDelete and those still in an in-place
+/// grace period.
+fn wait_update_indexes(pods: &[&CachedPod], diffs: &Diffs, update_name: &str) -> Vec<usize> {
     let mut wait: Vec<usize> = Vec::new();
     for (i, pod) in pods.iter().enumerate() {
-        let at_update = revision::equal_to_revision_hash(labels_of(pod), &update_name);
+        let at_update = revision::equal_to_revision_hash(labels_of(pod), update_name);
         let wait_update = if diffs.update_num > 0 {
             !at_update
         } else {
@@ -886,55 +906,238 @@ async fn update(
             }
         }
     }
-    // 4. Order: default, priority, scatter, PreparingUpdate first.
-    let wait = updatesort::sort_update_indexes(
-        &pods,
-        wait,
-        strategy.priority_strategy.as_ref(),
-        strategy.scatter_strategy.as_ref(),
-    );
-    // 5. Limit by |updateNum| and maxUnavailable.
-    let min_ready = cs.spec.min_ready_seconds.unwrap_or(0);
-    let ufacts: Vec<UpdateFacts> = pods
-        .iter()
-        .map(|p| UpdateFacts {
-            available: status::is_pod_available(p, min_ready, now),
-            at_target: revision::equal_to_revision_hash(labels_of(p), &target_name),
-        })
-        .collect();
-    let chosen = plan::limit_update_indexes(&diffs, wait, &ufacts);
-
-    // 6. Update them.
-    let revisions: Vec<&ControllerRevision> = snap.revisions.iter().map(|r| r.as_ref()).collect();
-    let updates: Vec<_> = chosen
-        .into_iter()
-        .map(|i| update_pod(cs, ctx, state, type_, target, &revisions, pods[i]))
-        .collect();
-    let results: Vec<Result<(), Error>> = futures::stream::iter(updates)
-        .buffer_unordered(POD_WRITE_CONCURRENCY)
-        .collect()
-        .await;
-    results.into_iter().collect::<Result<Vec<()>, Error>>()?;
-    Ok(action)
+    wait
 }
 
-/// Refreshes one pod through the shared [`workload::inplace::PodUpdater`]: in-place update
-/// completion and lifecycle transitions. Returns whether the pod was written and when to look
-/// again (grace periods).
-async fn refresh_pod(
-    cs: &CloneSet,
-    ctx: &Context,
-    state: &State,
-    pod: &CachedPod,
-    update_name: &str,
-    now: jiff::Timestamp,
-) -> Result<(bool, Option<Duration>), Error> {
-    let adapter = inplace::TemplateHashRevisionAdapter {
-        short_hash: ctx.gates.enabled(Feature::CloneSetShortHash),
-    };
-    let owner = events::object_ref(cs);
-    let updater = pod_updater(cs, ctx, state, &owner, &adapter);
-    Ok(updater.refresh_pod_state(pod, update_name, now).await?)
+impl SyncControl<'_> {
+    /// OpenKruise `Update`: unless `OnDelete`, refresh every pod; unless one was written or the
+    /// update is paused, update the pods the numbers allow, towards the update revision (or
+    /// back to the current one). Returns when to look again.
+    async fn update(&self) -> Result<Option<Duration>, Error> {
+        let strategy = self.cs.spec.update_strategy.clone().unwrap_or_default();
+        let type_ = strategy
+            .type_
+            .as_deref()
+            .unwrap_or(update_strategy_type::RE_CREATE);
+        if type_ == update_strategy_type::ON_DELETE {
+            return Ok(None);
+        }
+        let update_name = self.update_rev.name_any();
+        let current_name = self.current_rev.name_any();
+        let pods: Vec<&CachedPod> = self.snap.pods.iter().map(|p| p.as_ref()).collect();
+
+        // 1. Refresh every pod (in-place completion, lifecycle transitions).
+        let (modified, action) = self.refresh_pod_states(&pods, &update_name).await?;
+        if modified || strategy.paused.unwrap_or(false) {
+            return Ok(action);
+        }
+
+        // 2. How many to update, and towards which revision.
+        let facts: Vec<PodFacts> = pods
+            .iter()
+            .map(|p| pod_facts(self.cs, p, &update_name, false, self.now))
+            .collect();
+        let diffs: Diffs = plan::calculate_diffs(self.knobs, &facts, current_name == update_name);
+        if diffs.update_num == 0 {
+            return Ok(action);
+        }
+        let target = if diffs.update_num > 0 {
+            self.update_rev
+        } else {
+            self.current_rev
+        };
+
+        // 3. Candidates.
+        let wait = wait_update_indexes(&pods, &diffs, &update_name);
+        // 4. Order: default, priority, scatter, PreparingUpdate first.
+        let wait = updatesort::sort_update_indexes(
+            &pods,
+            wait,
+            strategy.priority_strategy.as_ref(),
+            strategy.scatter_strategy.as_ref(),
+        );
+        // 5. Limit by |updateNum| and maxUnavailable.
+        let chosen = self.limit_update_indexes(&pods, &diffs, wait, &target.name_any());
+
+        // 6. Update them.
+        self.update_pods(type_, target, chosen.into_iter().map(|i| pods[i]))
+            .await?;
+        Ok(action)
+    }
+
+    /// Step 1 of OpenKruise `Update` (`refreshPodState` of every pod). Pods are independent:
+    /// they are refreshed concurrently (bounded), then the first error is reported. Returns
+    /// whether any pod was written and when to look again.
+    async fn refresh_pod_states(
+        &self,
+        pods: &[&CachedPod],
+        update_name: &str,
+    ) -> Result<(bool, Option<Duration>), Error> {
+        let mut requeue: Option<Duration> = None;
+        let mut modified = false;
+        let refreshes: Vec<_> = pods
+            .iter()
+            .map(|pod| self.refresh_pod(pod, update_name))
+            .collect();
+        let results: Vec<Result<(bool, Option<Duration>), Error>> =
+            futures::stream::iter(refreshes)
+                .buffer_unordered(POD_WRITE_CONCURRENCY)
+                .collect()
+                .await;
+        let mut first_error = None;
+        for r in results {
+            match r {
+                Ok((m, delay)) => {
+                    modified |= m;
+                    requeue = shortest(requeue, delay);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        Ok((modified, requeue))
+    }
+
+    /// OpenKruise `limitUpdateIndexes`: the candidates, in order, that `|updateNum|` and
+    /// `maxUnavailable` allow to update now.
+    fn limit_update_indexes(
+        &self,
+        pods: &[&CachedPod],
+        diffs: &Diffs,
+        wait: Vec<usize>,
+        target_name: &str,
+    ) -> Vec<usize> {
+        let min_ready = self.cs.spec.min_ready_seconds.unwrap_or(0);
+        let ufacts: Vec<UpdateFacts> = pods
+            .iter()
+            .map(|p| UpdateFacts {
+                available: status::is_pod_available(p, min_ready, self.now),
+                at_target: revision::equal_to_revision_hash(labels_of(p), target_name),
+            })
+            .collect();
+        plan::limit_update_indexes(diffs, wait, &ufacts)
+    }
+
+    /// Step 6 of OpenKruise `Update`: `updatePod` for each chosen pod, concurrently (bounded);
+    /// the first error is reported.
+    async fn update_pods<'p>(
+        &self,
+        type_: &str,
+        target: &ControllerRevision,
+        chosen: impl Iterator<Item = &'p CachedPod>,
+    ) -> Result<(), Error> {
+        let updates: Vec<_> = chosen
+            .map(|pod| self.update_pod(type_, target, pod))
+            .collect();
+        let results: Vec<Result<(), Error>> = futures::stream::iter(updates)
+            .buffer_unordered(POD_WRITE_CONCURRENCY)
+            .collect()
+            .await;
+        results.into_iter().collect::<Result<Vec<()>, Error>>()?;
+        Ok(())
+    }
+
+    /// OpenKruise `refreshPodState`, through the shared [`workload::inplace::PodUpdater`]:
+    /// in-place update completion and lifecycle transitions. Returns whether the pod was
+    /// written and when to look again (grace periods).
+    async fn refresh_pod(
+        &self,
+        pod: &CachedPod,
+        update_name: &str,
+    ) -> Result<(bool, Option<Duration>), Error> {
+        let adapter = inplace::TemplateHashRevisionAdapter {
+            short_hash: self.ctx.gates.enabled(Feature::CloneSetShortHash),
+        };
+        let owner = events::object_ref(self.cs);
+        let updater = pod_updater(self.cs, self.ctx, self.state, &owner, &adapter);
+        Ok(updater
+            .refresh_pod_state(pod, update_name, self.now)
+            .await?)
+    }
+
+    /// OpenKruise `updatePod`: in place when the strategy and the revisions allow it (an
+    /// `InPlaceOnly` pod that cannot be is an error), else marked for recreation with the
+    /// `apps.kruise.io/specified-delete` label (the next scale deletes and replaces it).
+    async fn update_pod(
+        &self,
+        type_: &str,
+        target: &ControllerRevision,
+        pod: &CachedPod,
+    ) -> Result<(), Error> {
+        let (cs, ctx, state) = (self.cs, self.ctx, self.state);
+        let ns = pod.namespace().unwrap_or_default();
+        let api: Api<CachedPod> = Api::namespaced(ctx.client.clone(), &ns);
+        let target_name = target.name_any();
+        let name = pod.name_any();
+        let regarding = events::object_ref(cs);
+        if type_ == update_strategy_type::IN_PLACE_IF_POSSIBLE
+            || type_ == update_strategy_type::IN_PLACE_ONLY
+        {
+            let old_rev = self
+                .snap
+                .revisions
+                .iter()
+                .map(|r| r.as_ref())
+                .find(|r| revision::equal_to_revision_hash(labels_of(pod), &r.name_any()));
+            let spec = old_rev.and_then(|old| inplace_spec(cs, ctx, old, target));
+            if let Some(spec) = spec {
+                let adapter = inplace::TemplateHashRevisionAdapter {
+                    short_hash: ctx.gates.enabled(Feature::CloneSetShortHash),
+                };
+                pod_updater(cs, ctx, state, &regarding, &adapter)
+                    .update_pod_in_place(pod, &spec, &target_name)
+                    .await?;
+                return Ok(());
+            }
+            if type_ == update_strategy_type::IN_PLACE_ONLY {
+                let msg = format!(
+                    "find Pod {name} update strategy is InPlaceOnly but can not update in-place"
+                );
+                ctx.recorder
+                    .warning(&regarding, events::FAILED_UPDATE, &msg)
+                    .await;
+                return Err(Error::Other(msg));
+            }
+            info!(pod = %name, "cannot update in place; falling back to recreate");
+        }
+        // Recreate: mark the pod; the next scale pass deletes it and creates its replacement.
+        if labels_of(pod)
+            .and_then(|l| l.get(keys::SPECIFIED_DELETE))
+            .is_none()
+        {
+            let patch = json!({"metadata": {"labels": {keys::SPECIFIED_DELETE: "true"}}});
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Strategic(patch))
+                .await
+            {
+                Ok(written) => state.resource_versions.expect_object(&written.metadata),
+                Err(e) => {
+                    ctx.recorder
+                        .warning(
+                            &regarding,
+                            events::FAILED_UPDATE_POD_RECREATE,
+                            &format!("failed to patch pod specified-delete {name} for update(revision {target_name}): {e}"),
+                        )
+                        .await;
+                    return Err(e.into());
+                }
+            }
+        }
+        ctx.recorder
+            .normal(
+                &regarding,
+                events::SUCCESSFUL_UPDATE_POD_RECREATE,
+                &format!(
+                    "successfully patch pod {name} specified-delete for update(revision {target_name})"
+                ),
+            )
+            .await;
+        Ok(())
+    }
 }
 
 fn pod_updater<'a>(
@@ -952,84 +1155,6 @@ fn pod_updater<'a>(
         lifecycle: cs.spec.lifecycle.as_ref(),
         adapter,
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn update_pod(
-    cs: &CloneSet,
-    ctx: &Context,
-    state: &State,
-    type_: &str,
-    target: &ControllerRevision,
-    revisions: &[&ControllerRevision],
-    pod: &CachedPod,
-) -> Result<(), Error> {
-    let ns = pod.namespace().unwrap_or_default();
-    let api: Api<CachedPod> = Api::namespaced(ctx.client.clone(), &ns);
-    let target_name = target.name_any();
-    let name = pod.name_any();
-    let regarding = events::object_ref(cs);
-    if type_ == update_strategy_type::IN_PLACE_IF_POSSIBLE
-        || type_ == update_strategy_type::IN_PLACE_ONLY
-    {
-        let old_rev = revisions
-            .iter()
-            .copied()
-            .find(|r| revision::equal_to_revision_hash(labels_of(pod), &r.name_any()));
-        let spec = old_rev.and_then(|old| inplace_spec(cs, ctx, old, target));
-        if let Some(spec) = spec {
-            let adapter = inplace::TemplateHashRevisionAdapter {
-                short_hash: ctx.gates.enabled(Feature::CloneSetShortHash),
-            };
-            pod_updater(cs, ctx, state, &regarding, &adapter)
-                .update_pod_in_place(pod, &spec, &target_name)
-                .await?;
-            return Ok(());
-        }
-        if type_ == update_strategy_type::IN_PLACE_ONLY {
-            let msg = format!(
-                "find Pod {name} update strategy is InPlaceOnly but can not update in-place"
-            );
-            ctx.recorder
-                .warning(&regarding, events::FAILED_UPDATE, &msg)
-                .await;
-            return Err(Error::Other(msg));
-        }
-        info!(pod = %name, "cannot update in place; falling back to recreate");
-    }
-    // Recreate: mark the pod; the next scale pass deletes it and creates its replacement.
-    if labels_of(pod)
-        .and_then(|l| l.get(keys::SPECIFIED_DELETE))
-        .is_none()
-    {
-        let patch = json!({"metadata": {"labels": {keys::SPECIFIED_DELETE: "true"}}});
-        match api
-            .patch(&name, &PatchParams::default(), &Patch::Strategic(patch))
-            .await
-        {
-            Ok(written) => state.resource_versions.expect_object(&written.metadata),
-            Err(e) => {
-                ctx.recorder
-                    .warning(
-                        &regarding,
-                        events::FAILED_UPDATE_POD_RECREATE,
-                        &format!("failed to patch pod specified-delete {name} for update(revision {target_name}): {e}"),
-                    )
-                    .await;
-                return Err(e.into());
-            }
-        }
-    }
-    ctx.recorder
-        .normal(
-            &regarding,
-            events::SUCCESSFUL_UPDATE_POD_RECREATE,
-            &format!(
-                "successfully patch pod {name} specified-delete for update(revision {target_name})"
-            ),
-        )
-        .await;
-    Ok(())
 }
 
 /// The in-place update from `old` to `new`, if the difference allows one.
@@ -1261,7 +1386,7 @@ mod status_write_tests {
     use kruise_runtime::runner::ControllerConfig;
     use kruise_runtime::testing::{ListReply, Reply, ScriptedApi};
 
-    use crate::controllers::cloneset::gate_tests::{cloneset, pod as ready_pod};
+    use crate::controllers::cloneset::tests::{cloneset, pod as ready_pod};
 
     /// A count-only change right after this CloneSet's last status write is held — and the
     /// sync asks to run again within the interval, so the held write is made even when nothing

@@ -392,14 +392,16 @@ impl Pass<'_> {
             let here = node_pods.get(&node_name).unwrap_or(&none);
             let backoff_key = format!("{uid}/{generation}/{node_name}");
             let plan = plan::plan_node(
-                *run,
-                *cont,
                 here,
-                surge,
-                hash,
-                self.min_ready,
-                self.now,
-                self.state.backoff.waiting(&backoff_key, now),
+                &plan::NodeInputs {
+                    should_run: *run,
+                    should_continue: *cont,
+                    surge,
+                    hash,
+                    min_ready_seconds: self.min_ready,
+                    now: self.now,
+                    backoff: self.state.backoff.waiting(&backoff_key, now),
+                },
             );
             if *run {
                 desired += 1;

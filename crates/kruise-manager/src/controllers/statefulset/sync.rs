@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSetCondition};
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim};
+use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1beta1::{
     StatefulSet, StatefulSetStatus, pod_management_policy_type, pod_update_strategy_type,
@@ -66,6 +66,28 @@ impl Requeue {
         if let Some(d) = d.filter(|d| !d.is_zero()) {
             self.0 = Some(self.0.map_or(d, |x| x.min(d)));
         }
+    }
+}
+
+/// The pods of a pass by ordinal (OpenKruise `updateStatefulSet`'s `replicas` and `condemned`).
+struct Partition {
+    /// Per slot of the ordinal range, its pod (`None`: a reserved ordinal).
+    replicas: Vec<Option<SlotPod>>,
+    /// The pods outside the range or on reserved ordinals, highest ordinal first.
+    condemned: Vec<Arc<CachedPod>>,
+}
+
+/// The unavailable replicas of a rolling update and how many there may be (OpenKruise
+/// `unavailablePods` and `maxUnavailable`).
+struct Unavailable {
+    pods: BTreeSet<String>,
+    max: i64,
+}
+
+impl Unavailable {
+    /// Whether the pod `name`, not counted unavailable, must wait: the budget is used up.
+    fn blocks(&self, name: &str) -> bool {
+        self.pods.len() as i64 >= self.max && !self.pods.contains(name)
     }
 }
 
@@ -387,7 +409,8 @@ impl Pass<'_> {
     // -----------------------------------------------------------------------------------------
     // The pass (OpenKruise updateStatefulSet)
 
-    #[allow(clippy::too_many_lines)]
+    /// OpenKruise `updateStatefulSet`: slots and condemned pods, scaling, the status counts,
+    /// then the rolling update unless the strategy is `OnDelete`.
     async fn update_statefulset(
         &mut self,
         pods: &[Arc<CachedPod>],
@@ -415,202 +438,18 @@ impl Pass<'_> {
             ..StatefulSetStatus::default()
         };
 
-        // Slots and condemned pods.
-        let pod_refs: Vec<&CachedPod> = pods.iter().map(|p| p.as_ref()).collect();
-        let assignment = plan::assign(&pod_refs, &self.range);
-        let n = assignment.slots.len();
-        let preparing_as_update = self.ctx.gates.enabled(Feature::PreparingUpdateAsUpdate);
-        let mut filled: Vec<Option<bool>> = assignment
-            .slots
-            .iter()
-            .map(|s| {
-                s.map(|i| plan::is_pod_update(pods[i].as_ref(), &update_name, preparing_as_update))
-            })
-            .collect();
-        let mut replicas: Vec<Option<SlotPod>> = Vec::with_capacity(n);
-        for slot in 0..n {
-            let ordinal = self.range.start + slot as i32;
-            if let Some(i) = assignment.slots[slot] {
-                replicas.push(Some(SlotPod::Existing(pods[i].clone())));
-                continue;
-            }
-            if self.range.is_reserved(ordinal) {
-                replicas.push(None);
-                continue;
-            }
-            let use_current = plan::is_current_revision_needed(set, slot, ordinal, &filled);
-            let (template, rev_name) = if use_current {
-                (&current_template, &current_name)
-            } else {
-                (&update_template, &update_name)
-            };
-            filled[slot] = Some(!use_current);
-            let pod = self
-                .new_pod(template, rev_name, ordinal)
-                .map_err(|e| (None, e))?;
-            let view = CachedPod::from(&pod);
-            replicas.push(Some(SlotPod::New(Box::new((pod, view)))));
-        }
-        let condemned: Vec<Arc<CachedPod>> = assignment
-            .condemned
-            .iter()
-            .map(|&i| pods[i].clone())
-            .collect();
-
-        // The first unhealthy pod, lowest ordinal (replicas, then condemned).
-        let first_unhealthy: Option<String> = replicas
-            .iter()
-            .flatten()
-            .map(SlotPod::pod)
-            .chain(condemned.iter().map(|p| p.as_ref()))
-            .filter(|p| !plan::is_healthy(p))
-            .min_by_key(|p| plan::ordinal_of(p))
-            .and_then(|p| p.metadata.name.clone());
-
-        let monotonic =
-            set.spec.pod_management_policy.as_deref() != Some(pod_management_policy_type::PARALLEL);
-        let replicas_count = set.spec.replicas.unwrap_or(1);
-        let mut budget: Option<i64> = match set
-            .spec
-            .scale_strategy
-            .as_ref()
-            .and_then(|s| s.max_unavailable.as_ref())
-        {
-            None => None,
-            Some(v) => match intstr::scaled_value(v, i64::from(replicas_count), false) {
-                Ok(n) => Some(n.max(1)),
-                Err(e) => {
-                    self.finish_status(
-                        &mut status,
-                        &replicas,
-                        &condemned,
-                        &current_name,
-                        &update_name,
-                    );
-                    return Err((Some(status), Error::Other(e.to_string())));
-                }
-            },
-        };
-        let decrease = |b: &mut Option<i64>| match b {
-            None => false,
-            Some(n) => {
-                *n -= 1;
-                *n <= 0
-            }
-        };
-
-        // 1. Replicas, ascending.
-        for slot in 0..n {
-            let Some(entry) = &replicas[slot] else {
-                continue;
-            };
-            let (exit, brk, err) = match entry {
-                SlotPod::New(pod) => {
-                    self.process_new(pod, monotonic, &mut budget, &decrease)
-                        .await
-                }
-                SlotPod::Existing(pod) => {
-                    self.process_existing(pod, monotonic, &mut budget, &decrease, &update_name)
-                        .await
-                }
-            };
-            if let Some(e) = err {
-                self.finish_status(
-                    &mut status,
-                    &replicas,
-                    &condemned,
-                    &current_name,
-                    &update_name,
-                );
-                return Err((Some(status), e));
-            }
-            if monotonic && exit {
-                self.finish_status(
-                    &mut status,
-                    &replicas,
-                    &condemned,
-                    &current_name,
-                    &update_name,
-                );
-                return Ok(status);
-            }
-            if brk {
-                break;
-            }
-        }
-
-        // 2. Claims of condemned pods follow the retention policy before the pods go.
-        if self.auto_delete_pvc {
-            for pod in &condemned {
-                if let Err(e) = self.fix_claims_retention(pod).await {
-                    self.finish_status(
-                        &mut status,
-                        &replicas,
-                        &condemned,
-                        &current_name,
-                        &update_name,
-                    );
-                    return Err((Some(status), e));
-                }
-            }
-        }
-
-        // 3. Condemned pods, highest ordinal first.
-        for pod in &condemned {
-            if podutil::is_terminating(pod) {
-                if monotonic {
-                    self.finish_status(
-                        &mut status,
-                        &replicas,
-                        &condemned,
-                        &current_name,
-                        &update_name,
-                    );
-                    return Ok(status);
-                }
-                continue;
-            }
-            let is_first_unhealthy = first_unhealthy.as_deref() == pod.metadata.name.as_deref();
-            if monotonic && !is_first_unhealthy {
-                let (avail, wait) = plan::running_and_available(pod, self.min_ready, self.now);
-                if !plan::is_running_and_ready(pod) || !avail {
-                    // (OpenKruise files this wait under the pod's key, where it is lost.)
-                    self.requeue.push(wait);
-                    self.finish_status(
-                        &mut status,
-                        &replicas,
-                        &condemned,
-                        &current_name,
-                        &update_name,
-                    );
-                    return Ok(status);
-                }
-            }
-            match self.delete_pod(pod).await {
-                Err(e) => {
-                    self.finish_status(
-                        &mut status,
-                        &replicas,
-                        &condemned,
-                        &current_name,
-                        &update_name,
-                    );
-                    return Err((Some(status), e));
-                }
-                Ok((modified, _)) if monotonic && modified => {
-                    self.finish_status(
-                        &mut status,
-                        &replicas,
-                        &condemned,
-                        &current_name,
-                        &update_name,
-                    );
-                    return Ok(status);
-                }
-                Ok(_) => {}
-            }
-        }
-
+        let Partition {
+            replicas,
+            condemned,
+        } = self
+            .partition_pods(
+                pods,
+                (&current_template, &current_name),
+                (&update_template, &update_name),
+            )
+            .map_err(|e| (None, e))?;
+        let scaled = self.scale_pods(&replicas, &condemned, &update_name).await;
+        // Whether the scaling stopped the pass, failed or went through, the counts are taken now.
         self.finish_status(
             &mut status,
             &replicas,
@@ -618,6 +457,11 @@ impl Pass<'_> {
             &current_name,
             &update_name,
         );
+        match scaled {
+            Err(e) => return Err((Some(status), e)),
+            Ok(true) => return Ok(status),
+            Ok(false) => {}
+        }
         if plan::rolling_update(set).is_none()
             && set
                 .spec
@@ -642,6 +486,151 @@ impl Pass<'_> {
             Ok(s) => Ok(s),
             Err(e) => Err((Some(status), e)),
         }
+    }
+
+    /// The partition of OpenKruise `updateStatefulSet`: each pod in its ordinal's slot or
+    /// condemned (highest ordinal first), and a new pod (`newVersionedStatefulSetPod`, of the
+    /// current or update revision by `partition`) for each empty slot that is not reserved.
+    fn partition_pods(
+        &self,
+        pods: &[Arc<CachedPod>],
+        current: (&PodTemplateSpec, &str),
+        update: (&PodTemplateSpec, &str),
+    ) -> Result<Partition, Error> {
+        let update_name = update.1;
+        let pod_refs: Vec<&CachedPod> = pods.iter().map(|p| p.as_ref()).collect();
+        let assignment = plan::assign(&pod_refs, &self.range);
+        let n = assignment.slots.len();
+        let preparing_as_update = self.ctx.gates.enabled(Feature::PreparingUpdateAsUpdate);
+        let mut filled: Vec<Option<bool>> = assignment
+            .slots
+            .iter()
+            .map(|s| {
+                s.map(|i| plan::is_pod_update(pods[i].as_ref(), update_name, preparing_as_update))
+            })
+            .collect();
+        let mut replicas: Vec<Option<SlotPod>> = Vec::with_capacity(n);
+        for slot in 0..n {
+            let ordinal = self.range.start + slot as i32;
+            if let Some(i) = assignment.slots[slot] {
+                replicas.push(Some(SlotPod::Existing(pods[i].clone())));
+                continue;
+            }
+            if self.range.is_reserved(ordinal) {
+                replicas.push(None);
+                continue;
+            }
+            let use_current = plan::is_current_revision_needed(self.set, slot, ordinal, &filled);
+            let (template, rev_name) = if use_current { current } else { update };
+            filled[slot] = Some(!use_current);
+            let pod = self.new_pod(template, rev_name, ordinal)?;
+            let view = CachedPod::from(&pod);
+            replicas.push(Some(SlotPod::New(Box::new((pod, view)))));
+        }
+        let condemned: Vec<Arc<CachedPod>> = assignment
+            .condemned
+            .iter()
+            .map(|&i| pods[i].clone())
+            .collect();
+        Ok(Partition {
+            replicas,
+            condemned,
+        })
+    }
+
+    /// The scaling of OpenKruise `updateStatefulSet`: every replica slot (`processReplica`),
+    /// the claims of condemned pods (`fixPodClaim`), then the condemned pods
+    /// (`processCondemned`). `Ok(true)` when the pass stops here (Go: `shouldExit`).
+    async fn scale_pods(
+        &mut self,
+        replicas: &[Option<SlotPod>],
+        condemned: &[Arc<CachedPod>],
+        update_name: &str,
+    ) -> Result<bool, Error> {
+        let first_unhealthy = first_unhealthy_pod(replicas, condemned);
+        let monotonic = self.set.spec.pod_management_policy.as_deref()
+            != Some(pod_management_policy_type::PARALLEL);
+        let mut budget = get_scale_max_unavailable(self.set)?;
+
+        // 1. Replicas, ascending.
+        if self
+            .process_replicas(replicas, monotonic, &mut budget, update_name)
+            .await?
+        {
+            return Ok(true);
+        }
+
+        // 2. Claims of condemned pods follow the retention policy before the pods go.
+        if self.auto_delete_pvc {
+            for pod in condemned {
+                self.fix_claims_retention(pod).await?;
+            }
+        }
+
+        // 3. Condemned pods, highest ordinal first.
+        for pod in condemned {
+            if self
+                .process_condemned(pod, first_unhealthy.as_deref(), monotonic)
+                .await?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// OpenKruise `runForAllWithBreak` over `processReplica`: the slots in ascending order until
+    /// one breaks the loop. `Ok(true)` when a monotonic pass stops at a slot.
+    async fn process_replicas(
+        &mut self,
+        replicas: &[Option<SlotPod>],
+        monotonic: bool,
+        budget: &mut Option<i64>,
+        update_name: &str,
+    ) -> Result<bool, Error> {
+        for entry in replicas.iter().flatten() {
+            let (exit, brk, err) = match entry {
+                SlotPod::New(pod) => self.process_new(pod, monotonic, budget).await,
+                SlotPod::Existing(pod) => {
+                    self.process_existing(pod, monotonic, budget, update_name)
+                        .await
+                }
+            };
+            if let Some(e) = err {
+                return Err(e);
+            }
+            if monotonic && exit {
+                return Ok(true);
+            }
+            if brk {
+                break;
+            }
+        }
+        Ok(false)
+    }
+
+    /// OpenKruise `processCondemned` for one condemned pod: `Ok(true)` when a monotonic pass
+    /// stops here (the pod terminates, is not yet available, or was just deleted).
+    async fn process_condemned(
+        &mut self,
+        pod: &CachedPod,
+        first_unhealthy: Option<&str>,
+        monotonic: bool,
+    ) -> Result<bool, Error> {
+        if podutil::is_terminating(pod) {
+            return Ok(monotonic);
+        }
+        let is_first_unhealthy = first_unhealthy == pod.metadata.name.as_deref();
+        if monotonic && !is_first_unhealthy {
+            let (avail, wait) = plan::running_and_available(pod, self.min_ready, self.now);
+            if !plan::is_running_and_ready(pod) || !avail {
+                // (OpenKruise files this wait under the pod's key, where it is lost.)
+                self.requeue.push(wait);
+                return Ok(true);
+            }
+        }
+        let (modified, _) = self.delete_pod(pod).await?;
+        Ok(monotonic && modified)
     }
 
     /// The status counts of a pass: claims per template over the replica slots, replica counts
@@ -685,7 +674,7 @@ impl Pass<'_> {
 
     fn new_pod(
         &self,
-        template: &k8s_openapi::api::core::v1::PodTemplateSpec,
+        template: &PodTemplateSpec,
         revision_name: &str,
         ordinal: i32,
     ) -> Result<Pod, Error> {
@@ -739,14 +728,13 @@ impl Pass<'_> {
         Ok(pod)
     }
 
-    /// processReplica for a slot whose pod does not exist yet: create it (unless its claims
-    /// still belong to a deleted pod of the same name).
+    /// OpenKruise `processReplica` for a slot whose pod does not exist yet: create it (unless
+    /// its claims still belong to a deleted pod of the same name).
     async fn process_new(
         &mut self,
         new: &(Pod, CachedPod),
         monotonic: bool,
         budget: &mut Option<i64>,
-        decrease: &impl Fn(&mut Option<i64>) -> bool,
     ) -> (bool, bool, Option<Error>) {
         let (full, pod) = new;
         let name = pod.name_any();
@@ -770,24 +758,23 @@ impl Pass<'_> {
         }
         if monotonic {
             (true, false, None)
-        } else if decrease(budget) {
+        } else if decrease_and_check_max_unavailable(budget) {
             (false, true, None)
         } else {
             (false, false, None)
         }
     }
 
-    /// processReplica for an existing pod.
+    /// OpenKruise `processReplica` for an existing pod.
     async fn process_existing(
         &mut self,
         pod: &CachedPod,
         monotonic: bool,
         budget: &mut Option<i64>,
-        decrease: &impl Fn(&mut Option<i64>) -> bool,
         update_name: &str,
     ) -> (bool, bool, Option<Error>) {
         if podutil::is_terminal(pod) {
-            if decrease(budget) {
+            if decrease_and_check_max_unavailable(budget) {
                 return (false, true, None);
             }
             if !podutil::is_terminating(pod)
@@ -806,7 +793,7 @@ impl Pass<'_> {
             if monotonic {
                 return (true, false, None);
             }
-            if decrease(budget) {
+            if decrease_and_check_max_unavailable(budget) {
                 return (false, true, None);
             }
         }
@@ -820,7 +807,7 @@ impl Pass<'_> {
                 self.requeue.push(wait);
                 return (true, false, None);
             }
-            if !avail && decrease(budget) {
+            if !avail && decrease_and_check_max_unavailable(budget) {
                 self.requeue.push(wait);
                 return (false, true, None);
             }
@@ -1219,6 +1206,9 @@ impl Pass<'_> {
     // -----------------------------------------------------------------------------------------
     // Rolling update (OpenKruise rollingUpdateStatefulsetPods)
 
+    /// OpenKruise `rollingUpdateStatefulsetPods`: once in-place updates are seen and no pod
+    /// needed a refresh, specified deletes, then the pods to update in `sortPodsToUpdate`
+    /// order, within `maxUnavailable`.
     async fn rolling_update(
         &mut self,
         mut status: StatefulSetStatus,
@@ -1238,32 +1228,97 @@ impl Pass<'_> {
             );
             return Ok(status);
         }
+        if self.refresh_pod_states(pods, &update_name).await? {
+            return Ok(status);
+        }
+        let Some(max_unavailable) = rolling_max_unavailable(set)? else {
+            // Paused.
+            return Ok(status);
+        };
+        let mut unavailable = Unavailable {
+            pods: self.unavailable_pods(replicas),
+            max: max_unavailable,
+        };
+        let specified = self
+            .handle_specified_deleted_pods(
+                &mut status,
+                replicas,
+                &mut unavailable,
+                &current_name,
+                &update_name,
+            )
+            .await?;
+
+        let slots: Vec<Option<&CachedPod>> = replicas
+            .iter()
+            .map(|e| e.as_ref().map(SlotPod::pod))
+            .collect();
+        let order = plan::sort_pods_to_update(
+            plan::rolling_update(set),
+            &update_name,
+            set.spec.replicas.unwrap_or(1),
+            &slots,
+            self.ctx.gates.enabled(Feature::PreparingUpdateAsUpdate),
+        );
+        for target in order {
+            let Some(SlotPod::Existing(pod)) = &replicas[target] else {
+                continue;
+            };
+            let claims_match = !self.resize_claims
+                || self
+                    .pod_claims(pod)
+                    .iter()
+                    .all(|(c, t)| plan::claim_match(c, t) == Some(true));
+            if plan::pod_revision(pod) == update_name && claims_match {
+                continue;
+            }
+            let name = pod.name_any();
+            if unavailable.blocks(&name) {
+                debug!(statefulset = self.key, pod = %name, unavailable = unavailable.pods.len(), max_unavailable = unavailable.max, "waiting for unavailable pods before updating");
+                return Ok(status);
+            }
+            if self.resize_claims && !self.resize_claims_of(pod, claims_match).await? {
+                // The claims are being expanded: the pod counts as unavailable and waits.
+                unavailable.pods.insert(name);
+                continue;
+            }
+            if specified.contains(&name) || podutil::is_terminating(pod) {
+                continue;
+            }
+            let inplacing = self.in_place_update(pod, revisions, update_rev).await?;
+            let need_decrease = if inplacing {
+                true
+            } else {
+                self.delete_pod(pod).await?.1
+            };
+            unavailable.pods.insert(name);
+            if need_decrease && plan::pod_revision(pod) == current_name {
+                status.current_replicas -= 1;
+            }
+        }
+        Ok(status)
+    }
+
+    /// The pod refresh of OpenKruise `rollingUpdateStatefulsetPods` (`refreshPodState` of every
+    /// pod): whether any pod was written.
+    async fn refresh_pod_states(
+        &mut self,
+        pods: &[Arc<CachedPod>],
+        update_name: &str,
+    ) -> Result<bool, Error> {
         let mut refreshed = false;
         for pod in pods {
-            let (written, delay) = self.refresh(pod, &update_name).await?;
+            let (written, delay) = self.refresh(pod, update_name).await?;
             self.requeue.push(delay);
             refreshed |= written;
         }
-        if refreshed {
-            return Ok(status);
-        }
-        let ru = plan::rolling_update(set);
-        let mut max_unavailable: i64 = 1;
-        if let Some(ru) = ru {
-            if ru.paused.unwrap_or(false) {
-                return Ok(status);
-            }
-            let v = ru
-                .max_unavailable
-                .clone()
-                .unwrap_or(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1));
-            max_unavailable =
-                intstr::scaled_value(&v, i64::from(set.spec.replicas.unwrap_or(1)), false)
-                    .map_err(|e| Error::Other(e.to_string()))?
-                    .max(1);
-        }
+        Ok(refreshed)
+    }
 
-        // Unavailable replicas.
+    /// The unavailable replicas of OpenKruise `rollingUpdateStatefulsetPods`: unhealthy, in
+    /// place update not completed, not yet available (the first wait is asked for), or claims
+    /// not yet resized.
+    fn unavailable_pods(&mut self, replicas: &[Option<SlotPod>]) -> BTreeSet<String> {
         let mut unavailable: BTreeSet<String> = BTreeSet::new();
         let mut min_wait = Duration::from_secs(300);
         for entry in replicas.iter().flatten() {
@@ -1291,8 +1346,20 @@ impl Pass<'_> {
                 unavailable.insert(name);
             }
         }
+        unavailable
+    }
 
-        // Pods labelled apps.kruise.io/specified-delete, highest slot first.
+    /// OpenKruise `handleSpecifiedDeletedPods`: pods labelled `apps.kruise.io/specified-delete`,
+    /// highest slot first, deleted unless available ones would exceed `maxUnavailable`; the
+    /// count of a really deleted pod's revision drops. Returns their names.
+    async fn handle_specified_deleted_pods(
+        &self,
+        status: &mut StatefulSetStatus,
+        replicas: &[Option<SlotPod>],
+        unavailable: &mut Unavailable,
+        current_name: &str,
+        update_name: &str,
+    ) -> Result<BTreeSet<String>, Error> {
         let mut specified: BTreeSet<String> = BTreeSet::new();
         for entry in replicas.iter().rev().flatten() {
             let SlotPod::Existing(pod) = entry else {
@@ -1307,7 +1374,7 @@ impl Pass<'_> {
                 continue;
             }
             let name = pod.name_any();
-            if unavailable.len() as i64 >= max_unavailable && !unavailable.contains(&name) {
+            if unavailable.blocks(&name) {
                 continue;
             }
             specified.insert(name.clone());
@@ -1320,66 +1387,21 @@ impl Pass<'_> {
                     status.updated_replicas -= 1;
                 }
             }
-            unavailable.insert(name);
+            unavailable.pods.insert(name);
         }
+        Ok(specified)
+    }
 
-        let slots: Vec<Option<&CachedPod>> = replicas
-            .iter()
-            .map(|e| e.as_ref().map(SlotPod::pod))
-            .collect();
-        let order = plan::sort_pods_to_update(
-            ru,
-            &update_name,
-            set.spec.replicas.unwrap_or(1),
-            &slots,
-            self.ctx.gates.enabled(Feature::PreparingUpdateAsUpdate),
-        );
-        for target in order {
-            let Some(SlotPod::Existing(pod)) = &replicas[target] else {
-                continue;
-            };
-            let claims_match = !self.resize_claims
-                || self
-                    .pod_claims(pod)
-                    .iter()
-                    .all(|(c, t)| plan::claim_match(c, t) == Some(true));
-            if plan::pod_revision(pod) == update_name && claims_match {
-                continue;
-            }
-            let name = pod.name_any();
-            if unavailable.len() as i64 >= max_unavailable && !unavailable.contains(&name) {
-                debug!(statefulset = self.key, pod = %name, unavailable = unavailable.len(), max_unavailable, "waiting for unavailable pods before updating");
-                return Ok(status);
-            }
-            if self.resize_claims {
-                if !claims_match {
-                    self.expand_claims(pod).await?;
-                }
-                let completed = self
-                    .pod_claims(pod)
-                    .iter()
-                    .all(|(c, t)| plan::claim_patch_completed(c, t));
-                if !completed {
-                    // The claims are being expanded: the pod counts as unavailable and waits.
-                    unavailable.insert(name);
-                    continue;
-                }
-            }
-            if specified.contains(&name) || podutil::is_terminating(pod) {
-                continue;
-            }
-            let inplacing = self.in_place_update(pod, revisions, update_rev).await?;
-            let need_decrease = if inplacing {
-                true
-            } else {
-                self.delete_pod(pod).await?.1
-            };
-            unavailable.insert(name);
-            if need_decrease && plan::pod_revision(pod) == current_name {
-                status.current_replicas -= 1;
-            }
+    /// The claim resize of OpenKruise `rollingUpdateStatefulsetPods` (`TryPatchPVC` unless the
+    /// claims match, then `IsOwnedPVCsCompleted`): whether every claim is resized.
+    async fn resize_claims_of(&self, pod: &CachedPod, claims_match: bool) -> Result<bool, Error> {
+        if !claims_match {
+            self.expand_claims(pod).await?;
         }
-        Ok(status)
+        Ok(self
+            .pod_claims(pod)
+            .iter()
+            .all(|(c, t)| plan::claim_patch_completed(c, t)))
     }
 
     /// OpenKruise `inPlaceUpdatePod`: `Ok(true)` when the pod is being updated in place (or
@@ -1485,4 +1507,68 @@ fn aggregate(errors: &[String]) -> String {
         [one] => one.clone(),
         many => format!("[{}]", many.join(", ")),
     }
+}
+
+/// OpenKruise `updateStatefulSet`'s `firstUnhealthyPod`: the unhealthy pod of lowest ordinal
+/// among the replicas and the condemned pods.
+fn first_unhealthy_pod(
+    replicas: &[Option<SlotPod>],
+    condemned: &[Arc<CachedPod>],
+) -> Option<String> {
+    replicas
+        .iter()
+        .flatten()
+        .map(SlotPod::pod)
+        .chain(condemned.iter().map(|p| p.as_ref()))
+        .filter(|p| !plan::is_healthy(p))
+        .min_by_key(|p| plan::ordinal_of(p))
+        .and_then(|p| p.metadata.name.clone())
+}
+
+/// OpenKruise `getScaleMaxUnavailable`: `scaleStrategy.maxUnavailable` scaled on the replicas,
+/// at least 1 (`None`: scaling is not limited).
+fn get_scale_max_unavailable(set: &StatefulSet) -> Result<Option<i64>, Error> {
+    let Some(v) = set
+        .spec
+        .scale_strategy
+        .as_ref()
+        .and_then(|s| s.max_unavailable.as_ref())
+    else {
+        return Ok(None);
+    };
+    let replicas = set.spec.replicas.unwrap_or(1);
+    match intstr::scaled_value(v, i64::from(replicas), false) {
+        Ok(n) => Ok(Some(n.max(1))),
+        Err(e) => Err(Error::Other(e.to_string())),
+    }
+}
+
+/// OpenKruise `decreaseAndCheckMaxUnavailable`: takes one from the scale budget and tells
+/// whether it is used up (never, without a budget).
+fn decrease_and_check_max_unavailable(budget: &mut Option<i64>) -> bool {
+    match budget {
+        None => false,
+        Some(n) => {
+            *n -= 1;
+            *n <= 0
+        }
+    }
+}
+
+/// `maxUnavailable` of OpenKruise `rollingUpdateStatefulsetPods`: the rolling update's, scaled
+/// on the replicas, at least 1 (1 without `rollingUpdate`); `None` while the update is paused.
+fn rolling_max_unavailable(set: &StatefulSet) -> Result<Option<i64>, Error> {
+    let Some(ru) = plan::rolling_update(set) else {
+        return Ok(Some(1));
+    };
+    if ru.paused.unwrap_or(false) {
+        return Ok(None);
+    }
+    let v = ru
+        .max_unavailable
+        .clone()
+        .unwrap_or(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1));
+    let n = intstr::scaled_value(&v, i64::from(set.spec.replicas.unwrap_or(1)), false)
+        .map_err(|e| Error::Other(e.to_string()))?;
+    Ok(Some(n.max(1)))
 }

@@ -29,6 +29,20 @@ fn now() -> jiff::Timestamp {
     "2026-01-01T00:01:00Z".parse().unwrap()
 }
 
+/// `plan_node`'s inputs for a node that should run a daemon pod, in a rollout to hash `h`
+/// without surge.
+fn eligible() -> NodeInputs<'static> {
+    NodeInputs {
+        should_run: true,
+        should_continue: true,
+        surge: false,
+        hash: "h",
+        min_ready_seconds: 0,
+        now: now(),
+        backoff: None,
+    }
+}
+
 #[test]
 fn daemon_tolerations_are_added_once_in_order() {
     let mut s: PodSpec = serde_json::from_value(json!({"containers": [], "hostNetwork": true,
@@ -158,16 +172,29 @@ fn pods_are_bound_by_affinity_and_found_again() {
 fn a_node_keeps_its_oldest_pod() {
     let a = pod("a", "h", "n", true, "2026-01-01T00:00:10Z");
     let b = pod("b", "h", "n", true, "2026-01-01T00:00:05Z");
-    let plan = plan_node(true, true, &[&a, &b], false, "h", 0, now(), None);
+    let plan = plan_node(&[&a, &b], &eligible());
     assert_eq!(plan.delete, vec!["a".to_owned()]);
     assert!(!plan.create);
-    assert!(plan_node(true, true, &[], false, "h", 0, now(), None).create);
+    assert!(plan_node(&[], &eligible()).create);
     // not eligible any more: everything goes
-    let plan = plan_node(false, false, &[&a, &b], false, "h", 0, now(), None);
+    let plan = plan_node(
+        &[&a, &b],
+        &NodeInputs {
+            should_run: false,
+            should_continue: false,
+            ..eligible()
+        },
+    );
     assert_eq!(plan.delete.len(), 2);
     // NoSchedule-only: kept, none created
     assert_eq!(
-        plan_node(false, true, &[&a], false, "h", 0, now(), None),
+        plan_node(
+            &[&a],
+            &NodeInputs {
+                should_run: false,
+                ..eligible()
+            }
+        ),
         NodePlan::default()
     );
 }
@@ -176,17 +203,14 @@ fn a_node_keeps_its_oldest_pod() {
 fn failed_pods_are_deleted_unless_the_node_backs_off() {
     let mut f = pod("f", "h", "n", false, "2026-01-01T00:00:10Z");
     f.status.as_mut().unwrap().phase = Some("Failed".into());
-    let plan = plan_node(true, true, &[&f], false, "h", 0, now(), None);
+    let plan = plan_node(&[&f], &eligible());
     assert_eq!(plan.failed, vec!["f".to_owned()]);
     let plan = plan_node(
-        true,
-        true,
         &[&f],
-        false,
-        "h",
-        0,
-        now(),
-        Some(Duration::from_secs(4)),
+        &NodeInputs {
+            backoff: Some(Duration::from_secs(4)),
+            ..eligible()
+        },
     );
     assert!(plan.failed.is_empty());
     assert_eq!(plan.backoff_wait, Some(Duration::from_secs(4)));
@@ -197,17 +221,40 @@ fn surge_keeps_old_until_new_is_available() {
     let old = pod("old", "h1", "n", true, "2026-01-01T00:00:00Z");
     let new = pod("new", "h2", "n", false, "2026-01-01T00:00:30Z");
     assert!(
-        plan_node(true, true, &[&old, &new], true, "h2", 0, now(), None)
-            .delete
-            .is_empty()
+        plan_node(
+            &[&old, &new],
+            &NodeInputs {
+                surge: true,
+                hash: "h2",
+                ..eligible()
+            }
+        )
+        .delete
+        .is_empty()
     );
     let new = pod("new", "h2", "n", true, "2026-01-01T00:00:30Z");
     assert_eq!(
-        plan_node(true, true, &[&old, &new], true, "h2", 0, now(), None).delete,
+        plan_node(
+            &[&old, &new],
+            &NodeInputs {
+                surge: true,
+                hash: "h2",
+                ..eligible()
+            }
+        )
+        .delete,
         vec!["old".to_owned()]
     );
     // ready for 60 s, minReadySeconds 300: wait
-    let plan = plan_node(true, true, &[&old, &new], true, "h2", 300, now(), None);
+    let plan = plan_node(
+        &[&old, &new],
+        &NodeInputs {
+            surge: true,
+            hash: "h2",
+            min_ready_seconds: 300,
+            ..eligible()
+        },
+    );
     assert!(plan.delete.is_empty());
     assert_eq!(plan.wait, Some(Duration::from_secs(240)));
 }

@@ -354,19 +354,37 @@ pub struct NodePlan {
     pub wait: Option<Duration>,
 }
 
-/// OpenKruise `podsShouldBeOnNode` for one node. `pods` are the daemon pods targeting it;
-/// `backoff(now)` says how long the node's failed pods still wait (`None`: delete them now).
-#[allow(clippy::too_many_arguments)]
-pub fn plan_node(
-    should_run: bool,
-    should_continue: bool,
-    pods: &[&CachedPod],
-    surge: bool,
-    hash: &str,
-    min_ready_seconds: i32,
-    now: jiff::Timestamp,
-    backoff: Option<Duration>,
-) -> NodePlan {
+/// What OpenKruise `podsShouldBeOnNode` decides one node's pods by, besides the pods: the
+/// node's eligibility (`nodeShouldRunDaemonPod`), the rollout and the node's failed-pod backoff.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeInputs<'a> {
+    /// A daemon pod should run on the node.
+    pub should_run: bool,
+    /// The pods on the node may keep running.
+    pub should_continue: bool,
+    /// The rolling update surges (`maxSurge`).
+    pub surge: bool,
+    /// The hash of the update revision.
+    pub hash: &'a str,
+    /// The DaemonSet's `minReadySeconds`.
+    pub min_ready_seconds: i32,
+    /// The time of the pass.
+    pub now: jiff::Timestamp,
+    /// How long the node's failed pods still wait (`None`: delete them now).
+    pub backoff: Option<Duration>,
+}
+
+/// OpenKruise `podsShouldBeOnNode` for one node. `pods` are the daemon pods targeting it.
+pub fn plan_node(pods: &[&CachedPod], node: &NodeInputs<'_>) -> NodePlan {
+    let NodeInputs {
+        should_run,
+        should_continue,
+        surge,
+        hash,
+        min_ready_seconds,
+        now,
+        backoff,
+    } = *node;
     let mut plan = NodePlan::default();
     let exists = !pods.is_empty();
     if should_run && !exists {
