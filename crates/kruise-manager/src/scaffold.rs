@@ -143,18 +143,47 @@ pub async fn workload_pass(
     crate::workload::bounded_pass(key, pass, Error::Other).await
 }
 
+/// A set-up controller for [`run`]: its name (`--controllers`, metrics, logs), its worker
+/// count, what triggers its passes, and every cache its passes read.
+pub struct Controller<K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static> {
+    /// The controller's name.
+    pub name: &'static str,
+    /// Concurrent passes (0 is taken as 1).
+    pub workers: u16,
+    /// What triggers a pass ([`Triggers`]).
+    pub triggers: Triggers<K>,
+    /// The caches the passes read; no pass runs before all have synced.
+    pub caches: Vec<CacheSync>,
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static> Controller<K> {
+    /// Controller `name` with `workers`, triggered by `triggers`, reading `caches`.
+    pub fn new(
+        name: &'static str,
+        workers: u16,
+        triggers: Triggers<K>,
+        caches: Vec<CacheSync>,
+    ) -> Self {
+        Self {
+            name,
+            workers,
+            triggers,
+            caches,
+        }
+    }
+}
+
 /// The set-up tail every controller shares: `observers` (futures following shared informers,
-/// mapping their events to `triggers`) run on their own task until shutdown, the controller
-/// runs with `workers` once `caches` have synced ([`runtime::run_controller`]), and the
-/// observers are stopped when it returns.
-pub fn run<K, F, Fut, E>(
+/// mapping their events to the triggers) run on their own task until shutdown; the
+/// controller runs once its caches have synced ([`runtime::run_controller`]), each pass being
+/// `reconcile(object, ctx, state)` with a clone of `state`; the observers are stopped when it
+/// returns.
+pub fn run<K, S, Fut, E>(
     ctx: Arc<Context>,
-    name: &'static str,
-    workers: u16,
-    triggers: Triggers<K>,
-    caches: Vec<CacheSync>,
+    controller: Controller<K>,
     observers: impl Future<Output: Send> + Send + 'static,
-    reconcile: F,
+    state: S,
+    reconcile: fn(Arc<K>, Arc<Context>, S) -> Fut,
 ) -> impl Future<Output = Result<(), runtime::Error>> + Send + 'static
 where
     K: Resource<DynamicType = ()>
@@ -164,7 +193,7 @@ where
         + Send
         + Sync
         + 'static,
-    F: Fn(Arc<K>, Arc<Context>) -> Fut + Send + Sync + 'static,
+    S: Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
@@ -175,8 +204,15 @@ where
             () = shutdown.cancelled() => {},
         }
     });
+    let Controller {
+        name,
+        workers,
+        triggers,
+        caches,
+    } = controller;
     async move {
-        let result = runtime::run_controller(ctx, name, workers, triggers, caches, reconcile).await;
+        let pass = move |obj, ctx| reconcile(obj, ctx, state.clone());
+        let result = runtime::run_controller(ctx, name, workers, triggers, caches, pass).await;
         observers.abort();
         result
     }

@@ -135,3 +135,21 @@ pub async fn truncate(
     }
     Ok(())
 }
+
+/// The current revision of a workload: the revision its status names as current
+/// (`status.currentRevision`), else — a new workload, or one whose current revision is gone —
+/// the update revision (OpenKruise's `getActiveRevisions`).
+pub fn current_revision(
+    status_current: Option<&str>,
+    revisions: &[Arc<ControllerRevision>],
+    update: &ControllerRevision,
+) -> ControllerRevision {
+    status_current
+        .and_then(|name| {
+            revisions
+                .iter()
+                .find(|r| r.metadata.name.as_deref() == Some(name))
+        })
+        .map(|r| (**r).clone())
+        .unwrap_or_else(|| update.clone())
+}

@@ -147,19 +147,9 @@ pub fn setup(
         image_pull_jobs,
         expectation_leakage,
     };
-    let controller = runtime::Triggers::from_informer(&clonesets).reconcile_on(trigger_rx);
-    scaffold::run(
-        ctx,
-        CONTROLLER_NAME,
-        workers,
-        controller,
-        caches,
-        observers,
-        move |cs, ctx| {
-            let state = state.clone();
-            async move { reconcile(cs, ctx, state).await }
-        },
-    )
+    let triggers = runtime::Triggers::from_informer(&clonesets).reconcile_on(trigger_rx);
+    let controller = scaffold::Controller::new(CONTROLLER_NAME, workers, triggers, caches);
+    scaffold::run(ctx, controller, observers, state, reconcile)
 }
 
 /// One sync of one CloneSet. See the module documentation for the steps.

@@ -178,17 +178,13 @@ async fn get_active_revisions(
     revisions: &[Arc<ControllerRevision>],
 ) -> Result<(ControllerRevision, ControllerRevision, i32), Error> {
     let (update_rev, collision_count) = ensure_update_revision(cs, ctx, revisions).await?;
-    let current_rev = cs
-        .status
-        .as_ref()
-        .and_then(|s| s.current_revision.as_deref())
-        .and_then(|name| {
-            revisions
-                .iter()
-                .find(|r| r.metadata.name.as_deref() == Some(name))
-        })
-        .map(|r| (**r).clone())
-        .unwrap_or_else(|| update_rev.clone());
+    let current_rev = crate::workload::history::current_revision(
+        cs.status
+            .as_ref()
+            .and_then(|s| s.current_revision.as_deref()),
+        revisions,
+        &update_rev,
+    );
     Ok((current_rev, update_rev, collision_count))
 }
 

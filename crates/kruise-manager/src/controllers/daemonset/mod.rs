@@ -155,18 +155,14 @@ pub fn setup(
         }
         std::future::ready(())
     });
-    let controller = runtime::Triggers::from_informer(&sets).reconcile_on(trigger_rx);
+    let triggers = runtime::Triggers::from_informer(&sets).reconcile_on(trigger_rx);
+    let controller = scaffold::Controller::new(CONTROLLER_NAME, workers, triggers, caches);
     scaffold::run(
         ctx,
-        CONTROLLER_NAME,
-        workers,
         controller,
-        caches,
         futures::future::join(pods, nodes),
-        move |ds, ctx| {
-            let state = state.clone();
-            async move { reconcile(ds, ctx, state).await }
-        },
+        state,
+        reconcile,
     )
 }
 

@@ -158,7 +158,7 @@ pub fn setup(
         crate::workload::forget_deleted(&pods_state.resource_versions, &event);
         std::future::ready(())
     });
-    let controller = runtime::Triggers::new(
+    let triggers = runtime::Triggers::new(
         // A status write — this controller's own after each pass that changed a count —
         // triggers no further pass: what the pass computes does not depend on the status it
         // wrote (pod events trigger passes). OpenKruise's watch has the predicate `UpdateFunc:
@@ -168,18 +168,8 @@ pub fn setup(
         sidecarsets.store().clone(),
     )
     .reconcile_on(trigger_rx);
-    scaffold::run(
-        ctx,
-        CONTROLLER_NAME,
-        workers,
-        controller,
-        caches,
-        pods,
-        move |s, ctx| {
-            let state = state.clone();
-            async move { reconcile(s, ctx, state).await }
-        },
-    )
+    let controller = scaffold::Controller::new(CONTROLLER_NAME, workers, triggers, caches);
+    scaffold::run(ctx, controller, pods, state, reconcile)
 }
 
 /// How often pod events trigger a pass of one SidecarSet at most ([`Coalescer`]): a pass reads

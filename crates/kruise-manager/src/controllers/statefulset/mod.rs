@@ -126,19 +126,9 @@ pub fn setup(
         scaffold::observe_owned(&state.revisions, KIND, expectations, triggers.clone()),
         observe_expanded_claims(&state.pvcs, triggers),
     );
-    let controller = runtime::Triggers::from_informer(&sets).reconcile_on(trigger_rx);
-    scaffold::run(
-        ctx,
-        CONTROLLER_NAME,
-        workers,
-        controller,
-        caches,
-        observers,
-        move |set, ctx| {
-            let state = state.clone();
-            async move { reconcile(set, ctx, state).await }
-        },
-    )
+    let triggers = runtime::Triggers::from_informer(&sets).reconcile_on(trigger_rx);
+    let controller = scaffold::Controller::new(CONTROLLER_NAME, workers, triggers, caches);
+    scaffold::run(ctx, controller, observers, state, reconcile)
 }
 
 /// One pass over one Advanced StatefulSet (see the module documentation).

@@ -173,17 +173,13 @@ pub(super) async fn sync(
     revision::sort_revisions(&mut revisions);
     let (update_rev, collision) = pass.ensure_update_revision(&revisions).await?;
     let update_name = update_rev.name_any();
-    let current_rev = set
-        .status
-        .as_ref()
-        .and_then(|s| s.current_revision.as_deref())
-        .and_then(|name| {
-            revisions
-                .iter()
-                .find(|r| r.metadata.name.as_deref() == Some(name))
-        })
-        .map(|r| (**r).clone())
-        .unwrap_or_else(|| update_rev.clone());
+    let current_rev = crate::workload::history::current_revision(
+        set.status
+            .as_ref()
+            .and_then(|s| s.current_revision.as_deref()),
+        &revisions,
+        &update_rev,
+    );
     let current_name = current_rev.name_any();
 
     for p in &pods {
