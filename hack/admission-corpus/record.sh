@@ -43,7 +43,7 @@ eval "$(hack/testbed/testbed.sh env)"
 command -v kubectl >/dev/null || die "kubectl not on PATH after testbed env"
 
 log "building kruise-admission-corpus"
-cargo build -q -p kruise-e2e --bin kruise-admission-corpus || die "cargo build failed"
+cargo build -q -p kruise-corpus --bin kruise-admission-corpus || die "cargo build failed"
 REC="${CARGO_TARGET_DIR:-target}/debug/kruise-admission-corpus"
 
 log "installing OpenKruise's CRDs and webhook configurations (called at $URL)"

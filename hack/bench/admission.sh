@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): the pod webhook (/mutate-pod), with kruise-manager run as users run it
 # (webhook server on, --webhook-host 127.0.0.1, POD_NAMESPACE=kruise-system, every namespace).
-# See crates/kruise-e2e/src/bin/kruise-bench/admission.rs and
+# See crates/kruise-bench/src/admission/mod.rs and
 # `target/release/kruise-bench admission --help`.
 #
 #   hack/bench/admission.sh [--part injection|blast|both] [--sidecarsets 50] [--matching 10]
@@ -32,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target="${CARGO_TARGET_DIR:-target}"
 echo "==> building release binaries (kruise-manager, kruise-bench)"
-cargo build --release -q -p kruise-manager -p kruise-e2e --bin kruise-manager --bin kruise-bench
+cargo build --release -q -p kruise-manager -p kruise-bench --bin kruise-manager --bin kruise-bench
 echo "==> testbed"
 hack/testbed/testbed.sh status >/dev/null 2>&1 || hack/testbed/testbed.sh up
 hack/demo/demo.sh stop >/dev/null

@@ -39,7 +39,7 @@ if [ -z "$CORPUS" ]; then
     [ -x "$c" ] && CORPUS=$c && break
   done
 fi
-[ -n "$CORPUS" ] || { echo "build kruise-admission-corpus first (cargo build -p kruise-e2e --bin kruise-admission-corpus)" >&2; exit 1; }
+[ -n "$CORPUS" ] || { echo "build kruise-admission-corpus first (cargo build -p kruise-corpus --bin kruise-admission-corpus)" >&2; exit 1; }
 mkdir -p "$STATE/certs"
 rm -f "$STATE"/certs/*
 $KUBECTL create namespace kruise-system >/dev/null 2>&1 || true

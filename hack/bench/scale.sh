@@ -7,7 +7,7 @@
 # rest_client_requests_total), its peak RSS and its RSS after a settle period; the restart must
 # create and delete no pod. Baseline: a bare client LISTing every CloneSet and pod once. Every
 # manager runs cluster-wide with the same --rest-config-qps/--rest-config-burst (--qps/--burst,
-# default 30/50, OpenKruise's). See crates/kruise-e2e/src/bin/kruise-bench/main.rs and
+# default 30/50, OpenKruise's). See crates/kruise-bench/src/main.rs and
 # `target/release/kruise-bench scale --help`.
 #
 #   hack/bench/scale.sh [--clonesets 100] [--pods-per-cloneset 100] [--nodes K]
@@ -36,8 +36,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 echo "==> building release binaries (kruise-manager, kruise-bench)"
-cargo build --release -q -p kruise-manager -p kruise-e2e --bin kruise-manager --bin kruise-bench \
-  --bin kruise-admission-corpus
+cargo build --release -q -p kruise-manager -p kruise-bench -p kruise-corpus --bin kruise-manager \
+  --bin kruise-bench --bin kruise-admission-corpus
 echo "==> testbed"
 hack/testbed/testbed.sh status >/dev/null 2>&1 || hack/testbed/testbed.sh up
 hack/demo/demo.sh stop >/dev/null

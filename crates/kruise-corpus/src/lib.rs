@@ -1,6 +1,7 @@
 //! The admission-parity corpus: the cases sent through OpenKruise v1.9.0's webhooks by
-//! `kruise-admission-corpus record` (see `hack/admission-corpus/README.md`) and the record
-//! format of `tests/admission-corpus/<kind>.jsonl`, replayed by kruise-webhook's tests.
+//! `kruise-admission-corpus record` (this crate's binary; see `hack/admission-corpus/README.md`)
+//! and the record format of `tests/admission-corpus/<kind>.jsonl`, replayed by kruise-webhook's
+//! tests.
 //!
 //! Cases are generated deterministically: hand-written objects for every rule of OpenKruise's
 //! validating and mutating webhooks of a kind, plus mutations of valid objects (one field set to

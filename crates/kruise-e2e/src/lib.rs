@@ -1,4 +1,5 @@
-//! End-to-end test support for kruise-rs.
+//! The end-to-end test support library of kruise-rs, used by every crate's `tests/` (and by
+//! kruise-bench's benchmarks).
 //!
 //! Every e2e test runs against the real testbed (`hack/testbed/testbed.sh up`): a kube-apiserver,
 //! controller-manager and scheduler with kwok fake nodes. This crate gives tests:
@@ -12,9 +13,12 @@
 //! - [`kubectl`]: runs the testbed's kubectl against the same cluster;
 //! - [`ensure_kwok_nodes`]: makes sure enough kwok fake nodes exist and are Ready;
 //! - [`real_node`], [`on_real_node`], [`testbed_registry`], [`registry_digest`]: the testbed's
-//!   real nodes (containerd + runc + kubelet, `hack/testbed/realnode.sh`) and its local registry.
+//!   real nodes (containerd + runc + kubelet, `hack/testbed/realnode.sh`) and its local registry;
+//! - [`manager`] and [`daemon`]: kruise-manager and kruise-daemon processes run as users run
+//!   them, isolated per test; [`rbac`]: a kubeconfig limited to a generated ClusterRole.
+//!
+//! The admission-parity corpus is the `kruise-corpus` crate; the benchmarks are `kruise-bench`.
 
-pub mod corpus;
 pub mod daemon;
 pub mod manager;
 pub mod rbac;

@@ -15,13 +15,13 @@
 //! annotations is masked on both sides ([`masked_injection_times`]).
 //!
 //! The recording must be complete and current: every corpus file holds at least its
-//! [`MIN_CASES`], and every case the generator (`kruise_e2e::corpus::all`) makes today is
+//! [`MIN_CASES`], and every case the generator (`kruise_corpus::all`) makes today is
 //! recorded — a new case kind (e.g. the object-name cases) fails here until it is recorded.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kruise_e2e::corpus::{self, Answer, Record};
+use kruise_corpus::{self as corpus, Answer, Record};
 use kruise_runtime::features::FeatureGates;
 use kruise_webhook::lookup::{FixedCluster, Lookup};
 use kruise_webhook::registry::{REGISTRY, WebhookType};
@@ -177,7 +177,7 @@ const HASH_ANNOTATIONS: [&str; 2] = [
 ];
 
 /// The earliest `updateTimestamp` that is masked: no case carries one at or after it
-/// (`kruise_e2e::corpus` tests that), so such a timestamp was written by the webhook.
+/// (`kruise_corpus` tests that), so such a timestamp was written by the webhook.
 const INJECTION_TIME_FLOOR: &str = "2025-01-01T00:00:00Z";
 
 /// `obj` with every time of injection in its SidecarSet hash annotations replaced by

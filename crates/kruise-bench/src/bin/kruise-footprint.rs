@@ -3,7 +3,7 @@
 //! docs/architecture.md. No cluster needed.
 //!
 //! ```sh
-//! cargo run --release -p kruise-e2e --bin kruise-footprint [-- <pod.json> [copies]]
+//! cargo run --release -p kruise-bench --bin kruise-footprint [-- <pod.json> [copies]]
 //! ```
 //!
 //! The pod (default `hack/bench/testdata/cloneset-pod.json`: a kwok CloneSet pod as the API

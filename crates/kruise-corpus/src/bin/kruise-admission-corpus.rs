@@ -1,5 +1,5 @@
 //! `kruise-admission-corpus`: records OpenKruise v1.9.0's admission verdicts for the cases of
-//! [`kruise_e2e::corpus`] into `tests/admission-corpus/<corpus>.jsonl` (how to run the Go
+//! [`kruise_corpus`] into `tests/admission-corpus/<corpus>.jsonl` (how to run the Go
 //! manager for it: `hack/admission-corpus/README.md`).
 //!
 //! `record` posts every case as an AdmissionReview (admission.k8s.io/v1) straight to the
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
-use kruise_e2e::corpus::{self, Answer, Case, Record};
+use kruise_corpus::{self as corpus, Answer, Case, Record};
 use serde_json::{Value, json};
 
 #[derive(Debug, Parser)]
