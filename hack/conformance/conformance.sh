@@ -27,7 +27,10 @@ KRUISE_MODULE_VERSION=v1.9.0
 case "$AREA" in
   CloneSet)
     LABEL='CloneSet && !InplaceVPA && !ContainerMeta'
-    DEFAULT_SKIP='same imageID|env from label|with priorities|DisablePVCReuse|VolumeClaimTemplate changes|env from metadata' ;;
+    DEFAULT_SKIP='same imageID|env from label|with priorities|DisablePVCReuse|VolumeClaimTemplate changes|env from metadata'
+    # The module proxy's v1.9.0 is not the git tag's tree: it also holds specs of a CloneSet
+    # v1beta1 API, which the tag's CRDs (kruise-rs' target) do not serve.
+    SKIP_FILE='apps/v1beta1/cloneset.go' ;;
   StatefulSet)
     LABEL='StatefulSet && !InplaceVPA && !VolumeExpansion'
     DEFAULT_SKIP='should provide basic identity|should adopt matching orphans|predecessor fails|roll backs of template modifications|in-place update env from label|Scaling should happen in predictable order|Burst scaling should run to completion|Should recreate evicted statefulset|scale strategy is set|StatefulSetAutoDeletePVC|PVC should be recreated when pod is pending' ;;
@@ -45,6 +48,7 @@ case "$AREA" in
     DEFAULT_SKIP='' ;;
 esac
 SKIP="${SKIP-$DEFAULT_SKIP}"
+SKIP_FILE="${SKIP_FILE:-}"
 
 source hack/testbed/versions.sh
 E2E_DIR="$TESTBED_CACHE/openkruise-e2e-$KRUISE_MODULE_VERSION"
@@ -143,6 +147,7 @@ set +e
 args=(--ginkgo.label-filter="$LABEL" --ginkgo.v --ginkgo.no-color --ginkgo.timeout=3h
       --ginkgo.json-report="$REPORT")
 [ -n "$SKIP" ] && args+=(--ginkgo.skip="$SKIP")
+[ -n "$SKIP_FILE" ] && args+=(--ginkgo.skip-file="$SKIP_FILE")
 [ -n "${FOCUS:-}" ] && args+=(--ginkgo.focus="$FOCUS")
 # shellcheck disable=SC2086
 "$E2E_BIN" "${args[@]}" ${E2E_FLAGS:-} > "$STATE/e2e-$AREA.log" 2>&1

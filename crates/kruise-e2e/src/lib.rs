@@ -19,6 +19,7 @@
 //!
 //! The admission-parity corpus is the `kruise-corpus` crate; the benchmarks are `kruise-bench`.
 
+pub mod argocd;
 pub mod daemon;
 pub mod manager;
 pub mod rbac;

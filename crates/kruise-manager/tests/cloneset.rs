@@ -1847,3 +1847,88 @@ async fn volume_claim_template_changes_recreate_pods_only_with_the_gate() {
     .unwrap();
     m.kill();
 }
+
+/// The Argo CD health script of `config/argocd` (#34) against a live CloneSet: Healthy once
+/// ready; Suspended while paused with an image change pending; Healthy and "Partitioned" when
+/// the partition's pods are updated; Progressing while the rest roll; Healthy at the end, only
+/// once every pod is updated, ready and the generation observed.
+#[tokio::test]
+async fn argocd_health_follows_a_live_rollout() {
+    let (_env, ns, _m) = setup("cs-argocd").await;
+    let api = ns.api::<CloneSet>();
+    let health =
+        |cs: &CloneSet| kruise_e2e::argocd::health("CloneSet", &serde_json::to_value(cs).unwrap());
+    let cs = cloneset(
+        "web",
+        3,
+        json!({"updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1}}),
+    );
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    let ready = wait_ready(&api, "web", 3).await;
+    assert_eq!(health(&ready).0, "Healthy", "{:?}", health(&ready));
+
+    patch_spec(
+        &api,
+        "web",
+        json!({"updateStrategy": {"paused": true},
+               "template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}),
+    )
+    .await;
+    let paused = wait_for_object(&api, "web", "paused spec observed", TIMEOUT, |cs| {
+        cs.metadata.generation == status_of(cs).observed_generation
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        health(&paused),
+        ("Suspended".into(), "CloneSet is paused".into())
+    );
+
+    patch_spec(
+        &api,
+        "web",
+        json!({"updateStrategy": {"paused": false, "partition": 2}}),
+    )
+    .await;
+    let partitioned = wait_for_object(&api, "web", "the partition's pod updated", TIMEOUT, |cs| {
+        let s = status_of(cs);
+        cs.metadata.generation == s.observed_generation
+            && s.updated_ready_replicas == 1
+            && s.available_replicas == 3
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        health(&partitioned),
+        ("Healthy".into(), "Partitioned: 1 of 3 pods updated".into())
+    );
+
+    patch_spec(&api, "web", json!({"updateStrategy": {"partition": 0}})).await;
+    let seen = Arc::new(Mutex::new(BTreeSet::new()));
+    let done = wait_for("the rollout done and Healthy", TIMEOUT, || {
+        let (api, seen) = (api.clone(), seen.clone());
+        async move {
+            let cs = api.get("web").await.ok()?;
+            let (status, message) = health(&cs);
+            seen.lock().unwrap().insert(status.clone());
+            let s = status_of(&cs);
+            let all_updated = s.updated_ready_replicas == 3
+                && s.available_replicas == 3
+                && cs.metadata.generation == s.observed_generation;
+            // Healthy is never reported before the rollout is really done.
+            assert!(
+                status != "Healthy" || all_updated,
+                "Healthy too early: {message} {s:?}"
+            );
+            (all_updated && status == "Healthy").then_some(message)
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(done, "3 of 3 pods updated and available");
+    assert!(
+        seen.lock().unwrap().contains("Progressing"),
+        "no Progressing seen during the rollout: {:?}",
+        seen.lock().unwrap()
+    );
+}
