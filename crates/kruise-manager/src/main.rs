@@ -338,9 +338,14 @@ async fn start_webhooks(
 ) -> anyhow::Result<JoinHandle<Result<(), server::Error>>> {
     use kruise_webhook::{HandlerContext, controller, server as wserver};
     let namespace = kruise_webhook::kruise_namespace();
-    let sidecarsets = ctx
-        .cache
-        .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>();
+    let webhooks = webhook_selection(&args.controllers, &ctx.gates);
+    // SidecarSets are read (pod webhook scope, injection, validation) only when this manager
+    // serves SidecarSets: otherwise their CRD may not even be installed.
+    let serves_sidecarsets = webhooks.serves_name("vsidecarset.kb.io");
+    let sidecarsets = serves_sidecarsets.then(|| {
+        ctx.cache
+            .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>()
+    });
     let endpoint = match &args.webhook_host {
         Some(host) => controller::Endpoint::Url {
             host: host.clone(),
@@ -372,13 +377,13 @@ async fn start_webhooks(
             controller::PodScope::Every
         } else {
             controller::PodScope::Needed {
-                sidecarsets: Some(sidecarsets.clone()),
+                sidecarsets: sidecarsets.clone(),
                 every_pod: ctx
                     .gates
                     .enabled(kruise_runtime::features::Feature::KruisePodReadinessGate),
             }
         },
-        gates: ctx.gates.clone(),
+        webhooks: webhooks.clone(),
     };
     let addr: std::net::SocketAddr = format!("{}:{}", args.webhook_bind_address, args.webhook_port)
         .parse()
@@ -395,6 +400,7 @@ async fn start_webhooks(
             ctx.client.clone(),
             &ctx.cache,
             ctx.config.namespace.clone(),
+            serves_sidecarsets,
         )),
     });
     let webhook_metrics = wserver::WebhookMetrics::register(&ctx.metrics);
@@ -402,7 +408,9 @@ async fn start_webhooks(
         let store = store.clone();
         let stop = stop.clone();
         async move {
-            if let Err(e) = wserver::serve(addr, store, hctx, webhook_metrics, stop).await {
+            if let Err(e) =
+                wserver::serve(addr, store, hctx, &webhooks, webhook_metrics, stop).await
+            {
                 tracing::error!(error = %e, "webhook server failed");
             }
             Ok(())
@@ -413,26 +421,9 @@ async fn start_webhooks(
     let readiness = ctx.readiness.clone();
     // The pod webhook's scope follows the SidecarSets: resync on every change.
     let wake = Arc::new(tokio::sync::Notify::new());
-    let mut changes = sidecarsets.subscribe();
-    let notify = wake.clone();
-    let watch_stop = stop.clone();
-    let synced = sidecarsets.synced();
-    tokio::spawn(async move {
-        use futures::StreamExt;
-        // The scope narrows once the SidecarSets are known (every pod until then).
-        if synced.wait().await {
-            notify.notify_one();
-        }
-        loop {
-            tokio::select! {
-                () = watch_stop.cancelled() => return,
-                ev = changes.next() => match ev {
-                    Some(_) => notify.notify_one(),
-                    None => return,
-                },
-            }
-        }
-    });
+    if let Some(sidecarsets) = sidecarsets {
+        follow_sidecarsets(sidecarsets, wake.clone(), stop.clone());
+    }
     tokio::spawn(controller::run(
         ctx.client.clone(),
         settings,
@@ -444,7 +435,46 @@ async fn start_webhooks(
     Ok(served)
 }
 
-/// Parses `--webhook-failure-policy` items (`<webhook name>=Fail|Ignore`).
+/// Wakes the webhook controller (`wake`) when the SidecarSets are first known and on every
+/// change of one, so the pod webhook's scope follows them at once.
+fn follow_sidecarsets(
+    sidecarsets: kruise_runtime::cache::Informer<kruise_api::apps::v1beta1::SidecarSet>,
+    wake: Arc<tokio::sync::Notify>,
+    stop: CancellationToken,
+) {
+    let mut changes = sidecarsets.subscribe();
+    let synced = sidecarsets.synced();
+    tokio::spawn(async move {
+        use futures::StreamExt;
+        // The scope narrows once the SidecarSets are known (every pod until then).
+        if synced.wait().await {
+            wake.notify_one();
+        }
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                ev = changes.next() => match ev {
+                    Some(_) => wake.notify_one(),
+                    None => return,
+                },
+            }
+        }
+    });
+}
+
+/// The webhooks this manager serves: those the feature gates enable, of the controllers
+/// `--controllers` enables (each controller's registry entry names its webhooks and CRDs), and
+/// the conversion webhooks of those controllers' CRDs.
+fn webhook_selection(spec: &[String], gates: &FeatureGates) -> kruise_webhook::registry::Selection {
+    let enabled = |name: &str| controller_enabled(spec, name);
+    kruise_webhook::registry::Selection {
+        gates: gates.clone(),
+        only: Some(kruise_manager::controllers::webhooks_of(enabled)),
+        conversion_crds: Some(kruise_manager::controllers::crds_of(enabled)),
+    }
+}
+
+/// Parses `--webhook-failure-policy` items/// Parses `--webhook-failure-policy` items (`<webhook name>=Fail|Ignore`).
 fn parse_failure_policy(v: &str) -> Result<(String, String), String> {
     let (name, policy) = v
         .split_once('=')

@@ -509,7 +509,7 @@ async fn with_external_certificates_selected_pods_still_get_their_sidecar() {
             sidecarsets: None,
             every_pod: false,
         },
-        gates: Default::default(),
+        webhooks: Default::default(),
     };
     let (m, v) = controller::configurations(&shipped, &issued.ca_cert);
     for cfg in [&m, &v] {

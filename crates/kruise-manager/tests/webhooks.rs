@@ -1140,7 +1140,7 @@ async fn external_certificates_are_used_and_never_rewritten() {
         failure_policies: Default::default(),
         timeout_seconds: Some(controller::DEFAULT_TIMEOUT_SECONDS),
         pod_scope: controller::PodScope::Every,
-        gates: Default::default(),
+        webhooks: Default::default(),
     };
     let (m, v) = controller::configurations(&settings, &issued.ca_cert);
     let out = kubectl(

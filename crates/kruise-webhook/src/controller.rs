@@ -123,9 +123,9 @@ pub struct WebhookSettings {
     pub timeout_seconds: Option<i32>,
     /// Which pods the pod webhook is called for (`--pod-webhook-scope`).
     pub pod_scope: PodScope,
-    /// The feature gates, which decide the webhooks served ([`AdmissionEntry::enabled`]: no
-    /// `mpod.kb.io` with `PodWebhook=false`).
-    pub gates: kruise_runtime::features::FeatureGates,
+    /// The webhooks served (the feature gates' and the enabled controllers' choice:
+    /// [`registry::Selection`]).
+    pub webhooks: registry::Selection,
 }
 
 /// Which pods reach `mpod.kb.io` (see [`crate::scope`]).
@@ -287,7 +287,7 @@ pub fn typed_configurations(
             expression: cond.clone(),
         }])
     };
-    let of_type = |t: WebhookType| registry::enabled(&s.gates).filter(move |e| e.webhook_type == t);
+    let of_type = |t: WebhookType| s.webhooks.entries().filter(move |e| e.webhook_type == t);
     let (mutating_name, validating_name) = s.configuration_names();
     let mutating = MutatingWebhookConfiguration {
         metadata: ObjectMeta {
@@ -467,7 +467,7 @@ pub fn manifests() -> Vec<(String, String)> {
             sidecarsets: None,
             every_pod: false,
         },
-        gates: kruise_runtime::features::FeatureGates::default(),
+        webhooks: registry::Selection::default(),
     };
     let (mut m, mut v) = configurations(&s, "");
     for cfg in [&mut m, &mut v] {
@@ -559,7 +559,7 @@ pub async fn sync_once(
     let vapi: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     let pp = PatchParams::apply("kruise-manager").force();
     let (mutating_name, validating_name) = s.configuration_names();
-    let served = registry::served_paths(&s.gates);
+    let served = s.webhooks.paths();
     apply_configuration(&mapi, &mutating_name, &pp, &mutating, &served, applied).await?;
     apply_configuration(&vapi, &validating_name, &pp, &validating, &served, applied).await?;
     if s.external_certs {
@@ -678,7 +678,8 @@ async fn check_external_ca_bundles(
         let bundle = v
             .pointer("/spec/conversion/webhook/clientConfig/caBundle")
             .and_then(Value::as_str);
-        if converts_via_webhook(&v) && bundle != Some(want.as_str()) {
+        let ours = s.webhooks.converts(&crd.name_any());
+        if ours && converts_via_webhook(&v) && bundle != Some(want.as_str()) {
             stale.push(format!("CRD {}", crd.name_any()));
         }
     }
@@ -706,6 +707,9 @@ async fn ensure_conversion_webhooks(
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in crds.list(&ListParams::default()).await? {
         let name = crd.name_any();
+        if !s.webhooks.converts(&name) {
+            continue;
+        }
         let value =
             serde_json::to_value(&crd).map_err(|e| kube::Error::Service(e.to_string().into()))?;
         if let Some(patch) = conversion_patch(&value, &s.endpoint, &bundle.ca_cert) {
@@ -837,7 +841,7 @@ async fn sync_mutating(
     let mapi: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let pp = PatchParams::apply("kruise-manager").force();
     let (mutating_name, _) = s.configuration_names();
-    let served = registry::served_paths(&s.gates);
+    let served = s.webhooks.paths();
     apply_configuration(&mapi, &mutating_name, &pp, &mutating, &served, applied).await
 }
 
@@ -857,7 +861,7 @@ mod tests {
             failure_policies: BTreeMap::new(),
             timeout_seconds: None,
             pod_scope: PodScope::Every,
-            gates: kruise_runtime::features::FeatureGates::default(),
+            webhooks: registry::Selection::default(),
         }
     }
 
@@ -1098,11 +1102,11 @@ mod tests {
     fn unserved_webhooks_are_pruned_and_the_installed_list_kept_as_template() {
         let s = service_settings();
         let (mut m, _) = configurations(&s, "CA");
-        assert!(prune_unserved(&m, &registry::served_paths(&s.gates)).is_none());
+        assert!(prune_unserved(&m, &s.webhooks.paths()).is_none());
         let foreign = json!({"name": "muniteddeployment.kb.io",
             "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-uniteddeployment"}});
         m["webhooks"].as_array_mut().unwrap().push(foreign);
-        let pruned = prune_unserved(&m, &registry::served_paths(&s.gates)).unwrap();
+        let pruned = prune_unserved(&m, &s.webhooks.paths()).unwrap();
         let served = registry::REGISTRY
             .iter()
             .filter(|e| e.webhook_type == registry::WebhookType::Mutating)
@@ -1125,7 +1129,7 @@ mod tests {
         // An existing template (e.g. written by OpenKruise) is never overwritten.
         let mut again = m.clone();
         again["metadata"]["annotations"] = json!({TEMPLATE_ANNOTATION: "[]"});
-        let pruned = prune_unserved(&again, &registry::served_paths(&s.gates)).unwrap();
+        let pruned = prune_unserved(&again, &s.webhooks.paths()).unwrap();
         assert_eq!(pruned["metadata"]["annotations"][TEMPLATE_ANNOTATION], "[]");
         assert_eq!(
             webhook_path(&json!({"clientConfig": {"url": "https://h:1/convert?x=1"}})).as_deref(),

@@ -44,7 +44,8 @@ enum Source {
         cache_namespace: Option<String>,
         pods: Informer<CachedPod>,
         storage_classes: Informer<StorageClass>,
-        sidecar_sets: Informer<SidecarSet>,
+        /// `None` when the manager serves no SidecarSet feature (its CRD may be absent).
+        sidecar_sets: Option<Informer<SidecarSet>>,
         controller_revisions: Informer<ControllerRevision>,
         /// ControllerRevisions of the manager's namespace (SidecarSet revisions), cached even
         /// when the cache is restricted to another namespace.
@@ -114,8 +115,15 @@ impl Lookup {
     /// Lookups through `cache` (its pod, StorageClass, SidecarSet and ControllerRevision
     /// informers start now, so they fill before the first request; `/readyz` waits for them; the
     /// ConfigMap informer starts on the first ConfigMap read); `client` reads live when a cache
-    /// cannot answer. Call inside a Tokio runtime.
-    pub fn new(client: Client, cache: &SharedCache, cache_namespace: Option<String>) -> Self {
+    /// cannot answer. Without `sidecarsets` (a manager that serves no SidecarSet webhook: the
+    /// CRD may not be installed) there is no SidecarSet informer and no SidecarSet exists for
+    /// the handlers. Call inside a Tokio runtime.
+    pub fn new(
+        client: Client,
+        cache: &SharedCache,
+        cache_namespace: Option<String>,
+        sidecarsets: bool,
+    ) -> Self {
         Self {
             source: Source::Cache {
                 client,
@@ -123,7 +131,7 @@ impl Lookup {
                 cache_namespace,
                 pods: cache.informer::<CachedPod>(),
                 storage_classes: cache.cluster_informer::<StorageClass>(),
-                sidecar_sets: cache.cluster_informer::<SidecarSet>(),
+                sidecar_sets: sidecarsets.then(|| cache.cluster_informer::<SidecarSet>()),
                 controller_revisions: cache.informer::<ControllerRevision>(),
                 kruise_revisions: cache
                     .informer_in::<ControllerRevision>(&kruise_runtime::kruise_namespace()),
@@ -242,9 +250,10 @@ impl Lookup {
             Source::Fixed(c) => return Ok(c.sidecar_sets.iter().cloned().map(Arc::new).collect()),
             Source::Cache {
                 client,
-                sidecar_sets,
+                sidecar_sets: Some(sidecar_sets),
                 ..
             } => (client, sidecar_sets),
+            Source::Cache { .. } => return Ok(Vec::new()),
         };
         if synced(informer).await {
             return Ok(informer.store().state());

@@ -183,14 +183,62 @@ pub const REGISTRY: &[AdmissionEntry] = &[
     },
 ];
 
-/// The webhooks served under `gates` ([`AdmissionEntry::enabled`]), in registry order.
-pub fn enabled(gates: &FeatureGates) -> impl Iterator<Item = &'static AdmissionEntry> + '_ {
-    REGISTRY.iter().filter(move |e| e.enabled(gates))
+/// Which webhooks a manager serves: those its feature gates enable
+/// ([`AdmissionEntry::enabled`]), restricted — when the manager runs only some controllers
+/// (`--controllers`) — to the webhooks of those controllers (`only`, webhook names). A webhook
+/// not served is neither routed nor written into the configurations, and is pruned from
+/// installed ones.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// The feature gates.
+    pub gates: FeatureGates,
+    /// The webhook names allowed (`None`: every webhook the gates enable).
+    pub only: Option<std::collections::BTreeSet<&'static str>>,
+    /// The CRDs (`<plural>.<group>`) whose conversion webhook this manager keeps pointed at
+    /// itself (`None`: every Kruise CRD with `conversion.strategy: Webhook`).
+    pub conversion_crds: Option<std::collections::BTreeSet<&'static str>>,
 }
 
-/// Every admission path served under `gates`.
+impl Selection {
+    /// Every webhook the gates enable.
+    pub fn all(gates: FeatureGates) -> Self {
+        Self {
+            gates,
+            ..Self::default()
+        }
+    }
+
+    /// Whether this manager keeps the conversion webhook of CRD `name` (`<plural>.<group>`).
+    pub fn converts(&self, name: &str) -> bool {
+        self.conversion_crds
+            .as_ref()
+            .is_none_or(|c| c.contains(name))
+    }
+
+    /// Whether `entry` is served.
+    pub fn serves(&self, entry: &AdmissionEntry) -> bool {
+        entry.enabled(&self.gates) && self.only.as_ref().is_none_or(|o| o.contains(entry.name))
+    }
+
+    /// Whether the webhook named `name` is served.
+    pub fn serves_name(&self, name: &str) -> bool {
+        REGISTRY.iter().any(|e| e.name == name && self.serves(e))
+    }
+
+    /// The webhooks served, in registry order.
+    pub fn entries(&self) -> impl Iterator<Item = &'static AdmissionEntry> + '_ {
+        REGISTRY.iter().filter(move |e| self.serves(e))
+    }
+
+    /// Every admission path served.
+    pub fn paths(&self) -> Vec<&'static str> {
+        self.entries().map(|e| e.path).collect()
+    }
+}
+
+/// Every admission path served under `gates` (all controllers).
 pub fn served_paths(gates: &FeatureGates) -> Vec<&'static str> {
-    enabled(gates).map(|e| e.path).collect()
+    Selection::all(gates.clone()).paths()
 }
 
 #[cfg(test)]
@@ -207,6 +255,31 @@ mod tests {
         paths.dedup();
         assert_eq!(names.len(), REGISTRY.len());
         assert_eq!(paths.len(), REGISTRY.len());
+    }
+
+    #[test]
+    fn a_selection_serves_only_the_named_webhooks_the_gates_allow() {
+        let only = Selection {
+            gates: FeatureGates::default(),
+            only: Some(["mcloneset.kb.io", "vcloneset.kb.io", "mpod.kb.io"].into()),
+            conversion_crds: Some(["clonesets.apps.kruise.io"].into()),
+        };
+        assert!(only.converts("clonesets.apps.kruise.io"));
+        assert!(!only.converts("statefulsets.apps.kruise.io"));
+        assert_eq!(
+            only.paths(),
+            [
+                paths::MUTATE_POD,
+                paths::MUTATE_CLONESET,
+                paths::VALIDATE_CLONESET
+            ]
+        );
+        let no_pod = Selection {
+            gates: FeatureGates::parse("PodWebhook=false").expect("gates"),
+            ..only
+        };
+        assert!(!no_pod.serves_name("mpod.kb.io"));
+        assert!(no_pod.serves_name("vcloneset.kb.io"));
     }
 
     #[test]

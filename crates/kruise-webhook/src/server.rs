@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::certs::CertBundle;
-use super::registry::{AdmissionEntry, REGISTRY};
+use super::registry::{AdmissionEntry, Selection};
 use super::{HandlerContext, Request};
 
 /// Errors of the webhook server.
@@ -278,12 +278,12 @@ fn thread_cpu() -> Option<std::time::Duration> {
         .map(|t| t.as_duration())
 }
 
-/// The router: every admission webhook of the [`REGISTRY`] enabled by the feature gates
-/// ([`AdmissionEntry::enabled`]; a disabled one answers 404), `/convert` and `/healthz`; each
-/// admission request counted and timed in `metrics`.
-pub fn router(ctx: Shared, metrics: WebhookMetrics) -> Router {
+/// The router: every admission webhook of the [`crate::registry::REGISTRY`] that `webhooks` serves (a webhook
+/// not served answers 404), `/convert` and `/healthz`; each admission request counted and timed
+/// in `metrics`.
+pub fn router(ctx: Shared, webhooks: &Selection, metrics: WebhookMetrics) -> Router {
     let mut router = Router::new().route("/healthz", get(|| async { "ok" }));
-    for entry in REGISTRY.iter().filter(|e| e.enabled(&ctx.gates)) {
+    for entry in webhooks.entries() {
         let metrics = metrics.clone();
         router = router.route(
             entry.path,
@@ -337,6 +337,7 @@ pub async fn serve(
     addr: SocketAddr,
     certs: CertStore,
     ctx: Shared,
+    webhooks: &Selection,
     metrics: WebhookMetrics,
     shutdown: CancellationToken,
 ) -> Result<(), ServerError> {
@@ -350,7 +351,7 @@ pub async fn serve(
     .with_cert_resolver(Arc::new(certs));
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let app = router(ctx, metrics);
+    let app = router(ctx, webhooks, metrics);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
         let (tcp, peer) = tokio::select! {

@@ -61,6 +61,30 @@ pub struct ControllerEntry {
     /// The default of its `--<name>-workers` flag (max concurrent reconciles); `None`: no flag
     /// (the controller picks its own count).
     pub workers: Option<u16>,
+    /// The Kruise CRDs (`<plural>.<group>`) it reads: a manager running only some controllers
+    /// needs only their CRDs installed, and keeps only their conversion webhooks.
+    pub crds: &'static [&'static str],
+    /// The admission webhooks (names of `kruise_webhook::registry::REGISTRY`) its kinds need:
+    /// a manager serves and registers only the webhooks of the controllers it runs.
+    pub webhooks: &'static [&'static str],
+}
+
+/// The webhook names of the controllers `enabled` selects (a name may be claimed by several).
+pub fn webhooks_of(enabled: impl Fn(&str) -> bool) -> std::collections::BTreeSet<&'static str> {
+    REGISTRY
+        .iter()
+        .filter(|c| enabled(c.name))
+        .flat_map(|c| c.webhooks.iter().copied())
+        .collect()
+}
+
+/// The CRDs of the controllers `enabled` selects.
+pub fn crds_of(enabled: impl Fn(&str) -> bool) -> std::collections::BTreeSet<&'static str> {
+    REGISTRY
+        .iter()
+        .filter(|c| enabled(c.name))
+        .flat_map(|c| c.crds.iter().copied())
+        .collect()
 }
 
 /// The controller registry: adding a controller is one module and one entry here; the
@@ -96,6 +120,8 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        crds: &["clonesets.apps.kruise.io"],
+        webhooks: &["mcloneset.kb.io", "vcloneset.kb.io"],
     },
     ControllerEntry {
         name: statefulset::CONTROLLER_NAME,
@@ -125,6 +151,8 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        crds: &["statefulsets.apps.kruise.io"],
+        webhooks: &["mstatefulset.kb.io", "vstatefulset.kb.io"],
     },
     ControllerEntry {
         name: daemonset::CONTROLLER_NAME,
@@ -155,6 +183,8 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        crds: &["daemonsets.apps.kruise.io"],
+        webhooks: &["mdaemonset.kb.io", "vdaemonset.kb.io"],
     },
     ControllerEntry {
         name: sidecarset::CONTROLLER_NAME,
@@ -187,6 +217,8 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        crds: &["sidecarsets.apps.kruise.io"],
+        webhooks: &["msidecarset.kb.io", "vsidecarset.kb.io", "mpod.kb.io"],
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,
@@ -198,6 +230,8 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: None,
+        crds: &[],
+        webhooks: &["mpod.kb.io"],
     },
     ControllerEntry {
         name: containerlaunchpriority::CONTROLLER_NAME,
@@ -209,5 +243,44 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: None,
+        crds: &[],
+        webhooks: &["mpod.kb.io"],
     },
 ];
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    /// Every admission webhook is served by some controller's entry, every name an entry claims
+    /// is a webhook, and every CRD an entry names is one kruise-rs installs.
+    #[test]
+    fn controllers_claim_every_webhook_and_name_real_crds() {
+        let all = webhooks_of(|_| true);
+        for e in kruise_webhook::registry::REGISTRY {
+            assert!(all.contains(e.name), "no controller serves {}", e.name);
+        }
+        for name in &all {
+            assert!(
+                kruise_webhook::registry::REGISTRY
+                    .iter()
+                    .any(|e| e.name == *name),
+                "{name} is not a webhook"
+            );
+        }
+        let bases = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/crd/bases");
+        for crd in crds_of(|_| true) {
+            let (plural, group) = crd.split_once('.').expect("plural.group");
+            assert!(
+                bases.join(format!("{group}_{plural}.yaml")).is_file(),
+                "{crd} is not in config/crd/bases"
+            );
+        }
+        // One controller alone serves only its own webhooks.
+        let cloneset = webhooks_of(|n| n == "cloneset");
+        assert_eq!(
+            cloneset.into_iter().collect::<Vec<_>>(),
+            ["mcloneset.kb.io", "vcloneset.kb.io"]
+        );
+    }
+}
