@@ -1,5 +1,5 @@
 # kruise-rs developer entry points. Every target shows progress and fails with a reason.
-.PHONY: protoc help demo test conformance testbed-up testbed-down testbed-status testbed-build crds crds-check golden golden-check fmt lint
+.PHONY: protoc help demo test conformance image testbed-up testbed-down testbed-status testbed-build crds crds-check chart-check chart-golden golden golden-check fmt lint
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
@@ -13,6 +13,9 @@ test: ## run all tests: fmt, CRD staleness, clippy, unit + e2e on the local test
 conformance: ## OpenKruise v1.9.0's own e2e specs of AREA (CloneSet, StatefulSet, DaemonSet, SidecarSet, SidecarResourcesPolicy) against kruise-manager on the testbed (not part of make test)
 	@[ -n "$(AREA)" ] || { echo "usage: make conformance AREA=<CloneSet|StatefulSet|DaemonSet|SidecarSet|SidecarResourcesPolicy|label filter>" >&2; exit 2; }
 	hack/conformance/conformance.sh "$(AREA)"
+
+image: ## container images of kruise-manager and kruise-daemon (static binaries, built offline with umoci), pushed to the testbed's registry
+	hack/image/build.sh
 
 testbed-up: ## start the local control plane + kwok nodes (NODES=3) + real nodes (REAL_NODES=1); builds binaries on first use
 	hack/testbed/testbed.sh up --nodes $(or $(NODES),3) --real-nodes $(or $(REAL_NODES),1)
@@ -29,17 +32,25 @@ testbed-build: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-
 protoc: ## make sure protoc is installed (kruise-daemon's CRI client is generated at build time; installs Debian's protobuf-compiler as root)
 	hack/tools/ensure-protoc.sh
 
-crds: protoc ## regenerate config/crd/bases, config/webhook and config/rbac from the Rust code
+crds: protoc ## regenerate config/crd/bases, config/webhook, config/rbac and the chart's generated templates from the Rust code
 	cargo run -q -p kruise-api --bin kruise-crdgen -- config/crd/bases
 	cargo run -q -p kruise-manager --bin kruise-webhookgen -- config/webhook
 	cargo run -q -p kruise-manager --bin kruise-rbacgen -- config/rbac
 	cargo run -q -p kruise-daemon --bin kruise-daemon-rbacgen -- config/rbac
+	cargo run -q -p kruise-manager --bin kruise-chartgen -- charts/kruise-rs
 
-crds-check: protoc ## fail if config/crd/bases, config/webhook or config/rbac is stale
+crds-check: protoc ## fail if config/crd/bases, config/webhook, config/rbac or the chart's generated templates are stale
 	cargo run -q -p kruise-api --bin kruise-crdgen -- --check
 	cargo run -q -p kruise-manager --bin kruise-webhookgen -- --check
 	cargo run -q -p kruise-manager --bin kruise-rbacgen -- --check
 	cargo run -q -p kruise-daemon --bin kruise-daemon-rbacgen -- --check
+	cargo run -q -p kruise-manager --bin kruise-chartgen -- --check
+
+chart-check: ## helm lint charts/kruise-rs and compare its helm template output with charts/kruise-rs/ci/golden (Helm built from Go modules into the testbed cache on first use)
+	hack/chart/check.sh
+
+chart-golden: ## rewrite charts/kruise-rs/ci/golden from the chart (review the diff)
+	hack/chart/check.sh --update
 
 golden: ## regenerate kruise-engines' Go-derived test vectors with Go (OpenKruise v1.9.0, k8s.io/api v0.32.10; see hack/golden/README.md)
 	cd hack/golden && GOTOOLCHAIN=local go run . -out ../..

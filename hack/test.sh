@@ -34,11 +34,15 @@ hack/tools/ensure-protoc.sh
 step "cargo fmt --check"
 cargo fmt --all --check
 
-step "generated manifests are up to date (config/crd/bases, config/webhook, config/rbac)"
+step "generated manifests are up to date (config/crd/bases, config/webhook, config/rbac, charts/kruise-rs)"
 cargo run -q -p kruise-api --bin kruise-crdgen -- --check
 cargo run -q -p kruise-manager --bin kruise-webhookgen -- --check
 cargo run -q -p kruise-manager --bin kruise-rbacgen -- --check
 cargo run -q -p kruise-daemon --bin kruise-daemon-rbacgen -- --check
+cargo run -q -p kruise-manager --bin kruise-chartgen -- --check
+
+step "Helm chart: helm lint and the helm template goldens (charts/kruise-rs/ci/golden)"
+hack/chart/check.sh
 
 step "cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets -q -- -D warnings

@@ -64,6 +64,11 @@ build "containerd-$CONTAINERD_VERSION/containerd" "$ctrd_pkg/cmd/containerd" "$h
   "$ctrd_ldflags" urfave_cli_no_docs
 build "containerd-$CONTAINERD_VERSION/containerd-shim-runc-v2" "$ctrd_pkg/cmd/containerd-shim-runc-v2" \
   "$here/containerd" "$ctrd_ldflags" "urfave_cli_no_docs no_grpc"
+# Helm (charts/kruise-rs: hack/chart/check.sh lints and renders it) from its Go module (own
+# go.mod: hack/testbed/helm), with the version flags of Helm's Makefile, into its own directory
+# of the cache (bin/helm-<v>/), so changing its version rebuilds only Helm.
+HELM_VERSION=$(sed -n 's|^[[:space:]]*helm.sh/helm/v3 \(v[0-9.]*\).*|\1|p' "$here/helm/go.mod" | head -n1)
+build "helm-$HELM_VERSION/helm" helm.sh/helm/v3/cmd/helm "$here/helm" "$("$here/helm/ldflags.sh")"
 
 # kwok has no replace directives, so it builds as a plain module install with its own go.mod.
 if [ ! -x "$TESTBED_BIN/kwok" ]; then
