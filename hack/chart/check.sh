@@ -7,8 +7,8 @@
 #   hack/chart/check.sh --update   # after changing the chart (or `make crds` changed it)
 #
 # Helm is the testbed's, built from its Go module (hack/testbed/helm) into the testbed cache by
-# hack/testbed/build.sh; if it is not there yet, this script builds just Helm the same way (needs
-# Go and the Go module proxy once). HELM=/path/to/helm uses another binary.
+# hack/testbed/build.sh; if it is not there yet, hack/chart/helm.sh builds just Helm the same way
+# (needs Go and the Go module proxy once). HELM=/path/to/helm uses another binary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 chart=charts/kruise-rs
@@ -31,26 +31,7 @@ cases=(
   "openkruise|-f $chart/ci/openkruise-values.yaml"
 )
 
-helm_bin() {
-  if [ -n "${HELM:-}" ]; then echo "$HELM"; return; fi
-  local here=hack/testbed
-  # shellcheck source=../testbed/versions.sh
-  source "$here/versions.sh"
-  local v bin
-  v=$(sed -n 's|^[[:space:]]*helm.sh/helm/v3 \(v[0-9.]*\).*|\1|p' "$here/helm/go.mod" | head -n1)
-  bin="$TESTBED_BIN/helm-$v/helm"
-  if [ ! -x "$bin" ]; then
-    command -v go >/dev/null || { echo "chart: Helm is not built ($bin) and Go is not on PATH" >&2; exit 1; }
-    echo "chart: building Helm $v from its Go module (first use only; takes a minute or more) ..." >&2
-    mkdir -p "$(dirname "$bin")"
-    (cd "$here/helm" && CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--buildvcs=false} -trimpath" \
-      go build -ldflags "$(./ldflags.sh)" -o "$bin.tmp" helm.sh/helm/v3/cmd/helm)
-    mv "$bin.tmp" "$bin"
-  fi
-  echo "$bin"
-}
-
-helm=$(helm_bin)
+helm=$(hack/chart/helm.sh --path)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Helm's own state (repositories, plugins, cache) stays out of $HOME.

@@ -16,6 +16,13 @@
 # NoSchedule (label type=real) so only pods that opt in run there; with --nodes 0 (alias
 # --kwok-nodes 0) every schedulable node is real and untainted.
 #
+# In-cluster pods (on real nodes): with real nodes the API server also listens on the host's
+# primary IPv4 (bind 0.0.0.0; its certificate names that address), which pods reach through
+# their CNI bridge — set KUBERNETES_SERVICE_HOST/PORT to it, as there is no kube-proxy for the
+# kubernetes Service. --enable-aggregator-routing makes the API server call webhooks (and
+# aggregated APIs) at their Service's endpoints (pod IPs, routed to the bridges), not its
+# ClusterIP. `testbed.sh env` prints both addresses.
+#
 # Environment:
 #   KRUISE_TESTBED_DIR   state directory (pki, etcd data, logs, pid files, kubeconfig)
 #                        default: ${XDG_STATE_HOME:-~/.local/state}/kruise-rs/testbed
@@ -79,39 +86,62 @@ kctl() { "$TESTBED_BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" "$@"; }
 
 source "$here/realnode.sh"
 
-gen_pki() {
-  [ -f "$PKI/ca.crt" ] && return
-  log "generating a self-signed CA and component certificates in $PKI"
-  mkdir -p "$PKI"
+# issue_cert NAME CN O [SANs]: NAME.{crt,key} in $PKI signed by the testbed CA (a serving and
+# client certificate when SANs are given, else a client certificate).
+issue_cert() {
+  local name=$1 cn=$2 org=$3 san=${4:-}
+  local subj="/CN=$cn"; [ -n "$org" ] && subj="/O=$org$subj"
   (
     cd "$PKI"
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 \
-      -subj "/CN=kruise-rs-testbed-ca" 2>/dev/null
-    # name CN O [SANs]
-    cert() {
-      local name=$1 cn=$2 org=$3 san=${4:-}
-      local subj="/CN=$cn"; [ -n "$org" ] && subj="/O=$org$subj"
-      openssl req -newkey rsa:2048 -nodes -keyout "$name.key" -out "$name.csr" -subj "$subj" 2>/dev/null
-      {
-        echo "basicConstraints=CA:FALSE"
-        echo "keyUsage=critical,digitalSignature,keyEncipherment"
-        if [ -n "$san" ]; then echo "extendedKeyUsage=serverAuth,clientAuth"; echo "subjectAltName=$san";
-        else echo "extendedKeyUsage=clientAuth"; fi
-      } > "$name.ext"
-      openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$name.crt" \
-        -days 3650 -extfile "$name.ext" 2>/dev/null
-      rm -f "$name.csr" "$name.ext"
-    }
-    cert apiserver kube-apiserver "" \
-      "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
-    cert admin kubernetes-admin system:masters
-    cert kube-controller-manager system:kube-controller-manager ""
-    cert kube-scheduler system:kube-scheduler ""
-    cert kwok kwok-controller system:masters
-    cert apiserver-kubelet-client kube-apiserver-kubelet-client system:masters
-    openssl genrsa -out sa.key 2048 2>/dev/null
-    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout "$name.key" -out "$name.csr" -subj "$subj" 2>/dev/null
+    {
+      echo "basicConstraints=CA:FALSE"
+      echo "keyUsage=critical,digitalSignature,keyEncipherment"
+      if [ -n "$san" ]; then echo "extendedKeyUsage=serverAuth,clientAuth"; echo "subjectAltName=$san";
+      else echo "extendedKeyUsage=clientAuth"; fi
+    } > "$name.ext"
+    openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$name.crt" \
+      -days 3650 -extfile "$name.ext" 2>/dev/null
+    rm -f "$name.csr" "$name.ext"
   )
+}
+
+# The kube-apiserver's SANs: loopback, the kubernetes Service, and the host's primary IPv4 — the
+# address pods on real nodes reach the API server at (KUBERNETES_SERVICE_HOST; there is no
+# kube-proxy for the Service's ClusterIP).
+apiserver_sans() {
+  local sans="IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  local ip; ip=$(rn_node_ip)
+  [ -z "$ip" ] || sans+=",IP:$ip"
+  echo "$sans"
+}
+
+gen_pki() {
+  if [ ! -f "$PKI/ca.crt" ]; then
+    log "generating a self-signed CA and component certificates in $PKI"
+    mkdir -p "$PKI"
+    (
+      cd "$PKI"
+      openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 \
+        -subj "/CN=kruise-rs-testbed-ca" 2>/dev/null
+      openssl genrsa -out sa.key 2048 2>/dev/null
+      openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    )
+    issue_cert apiserver kube-apiserver "" "$(apiserver_sans)"
+    issue_cert admin kubernetes-admin system:masters
+    issue_cert kube-controller-manager system:kube-controller-manager ""
+    issue_cert kube-scheduler system:kube-scheduler ""
+    issue_cert kwok kwok-controller system:masters
+    issue_cert apiserver-kubelet-client kube-apiserver-kubelet-client system:masters
+    return
+  fi
+  # A PKI from before in-cluster pods (or from another host IP): reissue only the serving
+  # certificate (the API server reloads it; clients keep trusting the same CA).
+  local ip; ip=$(rn_node_ip)
+  if [ -n "$ip" ] && ! openssl x509 -in "$PKI/apiserver.crt" -noout -ext subjectAltName 2>/dev/null | grep -qw "IP Address:$ip"; then
+    log "reissuing the kube-apiserver certificate with the host's address $ip"
+    issue_cert apiserver kube-apiserver "" "$(apiserver_sans)"
+  fi
 }
 
 write_kubeconfig() { # path user
@@ -179,6 +209,8 @@ cmd_up() {
   [ $((NODES + REAL_NODES)) -ge 1 ] || die "the testbed needs at least one node (--nodes or --real-nodes)"
   # Real nodes are tainted while kwok nodes are there; alone, every schedulable node is real.
   REAL_TAINTED=1; [ "$NODES" -gt 0 ] || REAL_TAINTED=0
+  # Pods on real nodes reach the API server at the host's address (0.0.0.0 binds that too).
+  APISERVER_BIND=127.0.0.1; [ "$REAL_NODES" -eq 0 ] || APISERVER_BIND=0.0.0.0
   local t0; t0=$(date +%s%N)
   [ "$REAL_NODES" -eq 0 ] || rn_install_packages
   "$here/build.sh"
@@ -201,7 +233,8 @@ cmd_up() {
   log "starting kube-apiserver on https://127.0.0.1:$APISERVER_PORT"
   start kube-apiserver "$TESTBED_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+    --bind-address "$APISERVER_BIND" --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+    --enable-aggregator-routing=true \
     --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
     --client-ca-file "$PKI/ca.crt" \
     --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
@@ -217,6 +250,9 @@ cmd_up() {
   wait_until kube-apiserver 120 kctl get --raw /readyz
   if [ "$REAL_NODES" -gt 0 ] && ! tr '\0' ' ' < "/proc/$(pid_of kube-apiserver)/cmdline" | grep -q kubelet-preferred-address-types; then
     die "the running kube-apiserver predates real nodes (no --kubelet-preferred-address-types): run 'testbed.sh down' then 'up'"
+  fi
+  if [ "$REAL_NODES" -gt 0 ] && ! tr '\0' ' ' < "/proc/$(pid_of kube-apiserver)/cmdline" | grep -q enable-aggregator-routing; then
+    die "the running kube-apiserver predates in-cluster pods (no --enable-aggregator-routing): run 'testbed.sh down' then 'up'"
   fi
 
   log "starting kube-controller-manager and kube-scheduler"
@@ -347,7 +383,12 @@ case "${1:-}" in
   down) shift; cmd_down "$@";;
   status) cmd_status;;
   env) echo "export KUBECONFIG=$KUBECONFIG_PATH"; echo "export PATH=$TESTBED_BIN:\$PATH"
-       [ "$(rn_count)" -eq 0 ] || echo "export KRUISE_TESTBED_REGISTRY=$REGISTRY_ADDR";;
+       if [ "$(rn_count)" -gt 0 ]; then
+         echo "export KRUISE_TESTBED_REGISTRY=$REGISTRY_ADDR"
+         # Where pods on real nodes reach the API server (KUBERNETES_SERVICE_HOST/PORT).
+         echo "export KRUISE_TESTBED_APISERVER_HOST=$(rn_node_ip)"
+         echo "export KRUISE_TESTBED_APISERVER_PORT=$APISERVER_PORT"
+       fi;;
   build) "$here/build.sh";;
   *) echo "usage: $0 up [--nodes N] [--real-nodes N] [--wipe] | down [--wipe] | status | env | build" >&2; exit 2;;
 esac
