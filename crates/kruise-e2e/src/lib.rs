@@ -15,14 +15,18 @@
 //! - [`real_node`], [`on_real_node`], [`testbed_registry`], [`registry_digest`]: the testbed's
 //!   real nodes (containerd + runc + kubelet, `hack/testbed/realnode.sh`) and its local registry;
 //! - [`manager`] and [`daemon`]: kruise-manager and kruise-daemon processes run as users run
-//!   them, isolated per test; [`rbac`]: a kubeconfig limited to a generated ClusterRole.
+//!   them, isolated per test; [`rbac`]: a kubeconfig limited to a generated ClusterRole;
+//! - [`testbed::OwnTestbed`]: a testbed instance of a test's own (cluster-wide changes);
+//!   [`install`]: kruise-rs installed in it from images and the Helm chart.
 //!
 //! The admission-parity corpus is the `kruise-corpus` crate; the benchmarks are `kruise-bench`.
 
 pub mod argocd;
 pub mod daemon;
+pub mod install;
 pub mod manager;
 pub mod rbac;
+pub mod testbed;
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -100,14 +104,27 @@ pub fn repo_root() -> PathBuf {
 /// Opens `target/e2e-logs/<name>` for appending (creating the directory and file), for the
 /// output of processes a test starts (e.g. a kruise-manager). Returns the file and its path.
 pub fn log_file(name: &str) -> std::io::Result<(std::fs::File, PathBuf)> {
+    open_log(name, false)
+}
+
+/// [`log_file`], emptied first: for a log a test reads back, which must hold only this run's
+/// output (not an earlier run's under the same name).
+pub fn fresh_log_file(name: &str) -> std::io::Result<(std::fs::File, PathBuf)> {
+    open_log(name, true)
+}
+
+fn open_log(name: &str, truncate: bool) -> std::io::Result<(std::fs::File, PathBuf)> {
     let dir = repo_root().join("target/e2e-logs");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(name);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)?;
-    Ok((file, path))
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true);
+    if truncate {
+        options.write(true).truncate(true);
+    } else {
+        options.append(true);
+    }
+    Ok((options.open(&path)?, path))
 }
 
 /// A connection to the testbed.

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::{Result, kubectl, log_file, testbed_kubeconfig, wait_for};
+use crate::{Result, fresh_log_file, kubectl, testbed_kubeconfig, wait_for};
 
 /// The manager's own namespace (`POD_NAMESPACE`), as OpenKruise installs it.
 pub const KRUISE_NAMESPACE: &str = "kruise-system";
@@ -142,12 +142,13 @@ impl ManagerSpec {
         self
     }
 
-    /// Starts one manager process. Its log goes to `target/e2e-logs/<ns>-manager-<n>.log`.
+    /// Starts one manager process. Its log goes to `target/e2e-logs/<ns>-manager-<n>.log`
+    /// (emptied first: tests read it back).
     pub fn start(&mut self) -> ManagerProcess {
         let metrics = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let health = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let (file, log) =
-            log_file(&format!("{}-manager-{}.log", self.ns, self.started)).expect("log file");
+            fresh_log_file(&format!("{}-manager-{}.log", self.ns, self.started)).expect("log file");
         self.started += 1;
         let mut cmd = Command::new(&self.binary);
         cmd.arg("--kubeconfig")
