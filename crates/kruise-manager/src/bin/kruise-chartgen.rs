@@ -115,25 +115,32 @@ fn crd_template(
             .map_err(|e| format!("{TOOL}: conversion of {name}: {e}"))?;
         crd.spec.conversion = Some(conv);
     }
-    if conversion.is_some() && crd.metadata.annotations.is_some() {
+    if crd.metadata.annotations.is_some() {
         return Err(format!(
-            "{TOOL}: CRD {name} has annotations; teach {TOOL} to merge them with externalCerts.annotations"
+            "{TOOL}: CRD {name} has annotations; teach {TOOL} to merge them with the chart's"
         ));
     }
     let mut body = kruise_api::crds::to_yaml(&crd)
         .map_err(|e| format!("{TOOL}: cannot serialize {name}: {e}"))?;
     body = escape_template(&body).replace(NAMESPACE_SENTINEL, NAMESPACE_EXPR);
-    if conversion.is_some() {
-        // cert-manager style CA injection: externalCerts.annotations on converting CRDs.
-        if !body.contains("\nmetadata:\n") {
-            return Err(format!("{TOOL}: no top-level metadata in CRD {name}"));
-        }
-        body = body.replacen(
-            "\nmetadata:\n",
-            "\nmetadata:\n  {{- with .Values.externalCerts.annotations }}\n  annotations:\n    {{- toYaml . | nindent 4 }}\n  {{- end }}\n",
-            1,
-        );
+    // `helm uninstall` keeps the CRDs (kruiseRs.keepCRDsOnUninstall): deleting a CRD deletes
+    // every workload of its kind and their pods. Converting CRDs also take
+    // externalCerts.annotations (cert-manager style CA injection).
+    if !body.contains("\nmetadata:\n") {
+        return Err(format!("{TOOL}: no top-level metadata in CRD {name}"));
     }
+    let cert_annotations = if conversion.is_some() {
+        "\n    {{- with .Values.externalCerts.annotations }}\n    {{- toYaml . | nindent 4 }}\n    {{- end }}"
+    } else {
+        ""
+    };
+    body = body.replacen(
+        "\nmetadata:\n",
+        &format!(
+            "\nmetadata:\n  annotations:\n    {{{{- if .Values.kruiseRs.keepCRDsOnUninstall }}}}\n    helm.sh/resource-policy: keep\n    {{{{- end }}}}{cert_annotations}\n"
+        ),
+        1,
+    );
     let file = format!(
         "{CRD_DIR}/{}_{}.yaml",
         crd.spec.group, crd.spec.names.plural
