@@ -38,23 +38,10 @@ done
 [ -n "$TAG" ] || die "no version found in Cargo.toml"
 [ "$DEV" = 0 ] || [ "$TAG_SET" = 1 ] || TAG="$TAG-dev"
 
-need=()
-command -v umoci >/dev/null || need+=(umoci)
-command -v skopeo >/dev/null || need+=(skopeo)
-[ -f /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
-if [ ${#need[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] || die "missing ${need[*]}; install them (apt-get install ${need[*]})"
-  log "installing Debian's ${need[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null \
-    || die "apt-get install ${need[*]} failed"
-fi
+# shellcheck source=hack/image/oci.sh
+source hack/image/oci.sh
+oci_ensure_tools || die "cannot install the image tools"
 hack/tools/ensure-protoc.sh >/dev/null
-
-# The shared libraries (and the ELF interpreter) a dynamically linked binary loads, as absolute
-# paths; nothing for a static one.
-shared_libs() {
-  ldd "$1" 2>/dev/null | awk '/=> \// {print $3} /^[ \t]*\/[^ ]+ \(/ {print $1}' | sort -u
-}
 
 t0=$(date +%s)
 if [ "$DEV" = 1 ]; then
@@ -78,31 +65,10 @@ log "binaries built in $(( $(date +%s) - t0 ))s ($(du -h "$BIN/kruise-manager" |
 WORK=target/image
 L="$WORK/layout"
 rm -rf "$WORK"; mkdir -p "$WORK"
-umoci init --layout "$L"
-umoci new --image "$L:empty"
+OCI_LABELS=("org.opencontainers.image.source=https://github.com/kruise-rs/kruise-rs"
+  "org.opencontainers.image.revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)")
 for b in kruise-manager kruise-daemon; do
-  bundle="$WORK/bundle-$b"
-  umoci unpack --image "$L:empty" "$bundle" >/dev/null
-  r="$bundle/rootfs"
-  mkdir -p "$r/etc/ssl/certs" "$r/tmp"
-  chmod 1777 "$r/tmp"
-  install -m 0755 "$BIN/$b" "$r/$b"
-  for lib in $(shared_libs "$BIN/$b"); do
-    mkdir -p "$r$(dirname "$lib")"
-    cp -L "$lib" "$r$lib"
-  done
-  cp /etc/ssl/certs/ca-certificates.crt "$r/etc/ssl/certs/ca-certificates.crt"
-  printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > "$r/etc/passwd"
-  printf 'root:x:0:\nnonroot:x:65532:\n' > "$r/etc/group"
-  umoci repack --image "$L:$b-base" "$bundle" >/dev/null
-  rm -rf "$bundle"
-  umoci config --image "$L:$b-base" --tag "$b" \
-    --config.entrypoint "/$b" --config.user 65532:65532 \
-    --config.env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
-    --config.label "org.opencontainers.image.title=$b" \
-    --config.label "org.opencontainers.image.version=$TAG" \
-    --config.label "org.opencontainers.image.source=https://github.com/kruise-rs/kruise-rs" \
-    --config.label "org.opencontainers.image.revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)" >/dev/null
+  oci_image "$L" "$b" 65532:65532 "/$b" "$TAG" "$BIN/$b:/$b"
 done
 umoci gc --layout "$L"
 log "OCI layout: $L (tags kruise-manager, kruise-daemon)"
@@ -110,8 +76,7 @@ log "OCI layout: $L (tags kruise-manager, kruise-daemon)"
 if [ "$PUSH" = 1 ]; then
   curl -sf "http://$REGISTRY/v2/" >/dev/null || die "no registry at $REGISTRY (start the testbed: make testbed-up)"
   for b in kruise-manager kruise-daemon; do
-    skopeo copy --quiet --dest-tls-verify=false "oci:$L:$b" "docker://$REGISTRY/kruise-rs/$b:$TAG" \
-      || die "pushing $b failed"
+    oci_push "$L" "$b" "docker://$REGISTRY/kruise-rs/$b:$TAG" || die "pushing $b failed"
     log "pushed $REGISTRY/kruise-rs/$b:$TAG"
   done
 fi
