@@ -2,7 +2,7 @@
 //! (`hack/image/build.sh`) and the Helm chart `charts/kruise-rs` (`hack/chart/helm.sh`), the
 //! manager and the daemon running as pods on the real nodes of an [`OwnTestbed`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::testbed::OwnTestbed;
@@ -104,4 +104,40 @@ pub fn testbed_values(tb: &OwnTestbed, tag: &str) -> Result<PathBuf> {
     let path = tb.dir().join("values-testbed.yaml");
     std::fs::write(&path, &out.stdout).map_err(|e| Error::Command(format!("values: {e}")))?;
     Ok(path)
+}
+
+/// Runs `hack/swap/openkruise.sh ARGS --src src` for `tb`; returns stdout.
+fn openkruise_script(tb: &OwnTestbed, args: &[&str], src: &Path) -> Result<String> {
+    let out = Command::new(repo_root().join("hack/swap/openkruise.sh"))
+        .args(args)
+        .arg("--src")
+        .arg(src)
+        .current_dir(repo_root())
+        .env("KRUISE_TESTBED_DIR", tb.dir())
+        .env("KRUISE_TESTBED_PORT_BASE", tb.base().to_string())
+        .output()
+        .map_err(|e| Error::Command(format!("hack/swap/openkruise.sh: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Command(format!(
+            "hack/swap/openkruise.sh {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Builds OpenKruise's manager and daemon from the source tree `src` (tag v1.9.0) into one
+/// image in `tb`'s registry (`openkruise/kruise-manager:v1.9.0`, as OpenKruise's Dockerfile).
+///
+/// Errors: the Go build or the push failed.
+pub fn openkruise_image(tb: &OwnTestbed, src: &Path) -> Result<()> {
+    openkruise_script(tb, &["image"], src).map(|_| ())
+}
+
+/// OpenKruise's own `config/default` from `src`, set up for `tb`'s real nodes (see
+/// `hack/swap/openkruise.sh`): the manifests to `kubectl apply`.
+///
+/// Errors: kustomize failed, or `tb` has not exactly one real node.
+pub fn openkruise_manifest(tb: &OwnTestbed, src: &Path) -> Result<String> {
+    openkruise_script(tb, &["manifest"], src)
 }

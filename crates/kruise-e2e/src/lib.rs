@@ -687,3 +687,36 @@ pub async fn registry_digest(repository: &str, tag: &str) -> Result<String> {
         .map(str::to_string)
         .ok_or_else(|| Error::Command(format!("HEAD {url}: no Docker-Content-Digest")))
 }
+
+/// An API of `gvk` = (group, version, kind) with resource `plural`, in namespace `ns` (all
+/// namespaces / cluster-scoped when `None`), for objects handled as JSON.
+pub fn dynamic_api(
+    client: &Client,
+    ns: Option<&str>,
+    gvk: (&str, &str, &str),
+    plural: &str,
+) -> Api<kube::api::DynamicObject> {
+    let ar = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(gvk.0, gvk.1, gvk.2),
+        plural,
+    );
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+/// `v` (a whole object with apiVersion, kind and metadata) as a [`kube::api::DynamicObject`].
+///
+/// Panics when `v` has no metadata: test input.
+pub fn dynamic_object(v: serde_json::Value) -> kube::api::DynamicObject {
+    serde_json::from_value(v).expect("an object with apiVersion, kind and metadata")
+}
+
+/// Whether the pod's `Ready` condition is `True`.
+pub fn pod_ready(p: &k8s_openapi::api::core::v1::Pod) -> bool {
+    p.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}

@@ -25,11 +25,8 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_e2e::install::{ImageKind, helm, push_images, testbed_values};
 use kruise_e2e::testbed::OwnTestbed;
-use kruise_e2e::{kubectl_path, wait_for, wait_for_list};
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
-};
-use kube::core::GroupVersionKind;
+use kruise_e2e::{dynamic_api, dynamic_object, kubectl_path, pod_ready, wait_for, wait_for_list};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
@@ -49,11 +46,7 @@ fn dynamic(
     gvk: (&str, &str, &str),
     plural: &str,
 ) -> Api<DynamicObject> {
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(gvk.0, gvk.1, gvk.2), plural);
-    match ns {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
-    }
+    dynamic_api(client, ns, gvk, plural)
 }
 
 fn clonesets(client: &Client) -> Api<DynamicObject> {
@@ -66,7 +59,7 @@ fn clonesets(client: &Client) -> Api<DynamicObject> {
 }
 
 fn object(v: Value) -> DynamicObject {
-    serde_json::from_value(v).expect("object")
+    dynamic_object(v)
 }
 
 fn status(o: &DynamicObject, field: &str) -> i64 {
@@ -79,13 +72,6 @@ fn rolled_out(o: &DynamicObject, replicas: i64) -> bool {
         && status(o, "readyReplicas") == replicas
         && status(o, "updatedReplicas") == replicas
         && status(o, "updatedReadyReplicas") == replicas
-}
-
-fn pod_ready(p: &Pod) -> bool {
-    p.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 async fn ready_pods(api: &Api<Pod>, selector: &str, n: usize, what: &str) -> Vec<Pod> {
