@@ -60,6 +60,12 @@ fi
 
 # A cluster-wide manager (e.g. from `make demo`) would fight with the per-test managers.
 hack/demo/demo.sh stop >/dev/null
+# So would one installed in the cluster (the README's helm install): refuse rather than remove it.
+if (eval "$(hack/testbed/testbed.sh env)" && kubectl -n kruise-system get deployment kruise-controller-manager) >/dev/null 2>&1; then
+  echo "a Kruise manager is installed in the testbed (Deployment kruise-system/kruise-controller-manager);" >&2
+  echo "it would act on the tests' objects: remove it first (hack/chart/helm.sh uninstall kruise --wait)" >&2
+  exit 1
+fi
 
 step "unit and end-to-end tests"
 cargo test --workspace

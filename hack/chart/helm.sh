@@ -2,10 +2,11 @@
 # Runs the testbed's Helm (built from its Go module, hack/testbed/helm, into the testbed cache;
 # built here on first use, which needs Go and the Go module proxy once):
 #
-#   hack/chart/helm.sh install kruise charts/kruise-rs -n kruise-system   # any helm arguments
+#   hack/chart/helm.sh install kruise charts/kruise-rs -f VALUES --wait   # any helm arguments
 #   hack/chart/helm.sh --path                                             # print the binary's path
 #
-# HELM=/path/to/helm runs another binary instead.
+# HELM=/path/to/helm runs another binary instead. Without KUBECONFIG it talks to the testbed
+# (its admin kubeconfig; KRUISE_TESTBED_DIR honoured as by testbed.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -30,4 +31,8 @@ helm_bin() {
 
 bin=$(helm_bin)
 if [ "${1:-}" = --path ]; then echo "$bin"; exit 0; fi
+if [ -z "${KUBECONFIG:-}" ]; then
+  KUBECONFIG=$("$root/hack/testbed/testbed.sh" env | sed -n 's/^export KUBECONFIG=//p')
+  export KUBECONFIG
+fi
 exec "$bin" "$@"
