@@ -91,12 +91,18 @@ async fn ready_pods(api: &Api<Pod>, selector: &str, n: usize, what: &str) -> Vec
     .expect(what)
 }
 
-/// The pod whose replica holds the `kruise-manager` Lease (identity `<pod name>_<uuid>`).
+/// The holder of the `kruise-manager` Lease: identity `<pod name>_<uuid>`, new for every
+/// process (a killed container restarted in the same pod is another holder).
 async fn leader(leases: &Api<Lease>) -> Option<String> {
     let lease = leases.get_opt("kruise-manager").await.ok()??;
     let holder = lease.spec?.holder_identity?;
     let pod = holder.split_once('_')?.0.to_string();
-    (!pod.is_empty()).then_some(pod)
+    (!pod.is_empty()).then_some(holder)
+}
+
+/// The pod of a holder identity `<pod name>_<uuid>`.
+fn pod_of(holder: &str) -> String {
+    holder.split_once('_').map_or(holder, |h| h.0).to_string()
 }
 
 /// Sends a server-side dry-run CloneSet create (both CloneSet webhooks, through the Service)
@@ -236,16 +242,17 @@ async fn lose_leader(
     let probe = AdmissionProbe::start(client);
     tokio::time::sleep(Duration::from_secs(2)).await;
     let t0 = Instant::now();
+    let old_pod = pod_of(&old);
     match how {
         "delete" => {
-            pods.delete(&old, &DeleteParams::default())
+            pods.delete(&old_pod, &DeleteParams::default())
                 .await
                 .expect("delete the leader pod");
         }
         "kill" => {
-            let pod = pods.get(&old).await.expect("leader pod");
+            let pod = pods.get(&old_pod).await.expect("leader pod");
             let node = pod.spec.and_then(|s| s.node_name).expect("scheduled");
-            let pid = manager_pid(tb, &node, &old);
+            let pid = manager_pid(tb, &node, &old_pod);
             let status = std::process::Command::new("kill")
                 .args(["-KILL", &pid.to_string()])
                 .status()
@@ -254,8 +261,10 @@ async fn lose_leader(
         }
         _ => unreachable!(),
     }
+    // Another process: the standby replica, or (kill) the killed container restarted in the
+    // same pod if it comes back before the Lease expires — either way a live manager leads.
     let new = wait_for(
-        "another replica takes the Lease",
+        "another manager process takes the Lease",
         LEASE_DURATION * 3,
         || {
             let leases = leases.clone();

@@ -769,6 +769,42 @@ async fn leader_elected(client: &Client) {
     .expect("leader");
 }
 
+/// The leader's client-side throttling so far: (requests, seconds waited), summed over verbs,
+/// from `rest_client_rate_limiter_duration_seconds` on its metrics port (the chart's 8080; pod
+/// addresses on the real nodes are reachable from the host). `None` when not scraped.
+async fn throttle_totals(client: &Client) -> Option<(f64, f64)> {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), SYSTEM);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), SYSTEM);
+    let holder = leases
+        .get("kruise-manager")
+        .await
+        .ok()?
+        .spec?
+        .holder_identity?;
+    let pod = pods.get(holder.split_once('_')?.0).await.ok()?;
+    let ip = pod.status?.pod_ip?;
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sf",
+            "--max-time",
+            "5",
+            &format!("http://{ip}:8080/metrics"),
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (mut count, mut sum) = (0.0, 0.0);
+    for line in text.lines() {
+        let value = || line.rsplit(' ').next()?.parse::<f64>().ok();
+        if line.starts_with("rest_client_rate_limiter_duration_seconds_count") {
+            count += value()?;
+        } else if line.starts_with("rest_client_rate_limiter_duration_seconds_sum") {
+            sum += value()?;
+        }
+    }
+    Some((count, sum))
+}
+
 /// One direction: `from` is removed, `to` installed; asserts the swap changed nothing, then
 /// rolls everything out in place under `to`.
 async fn swap(
@@ -817,6 +853,12 @@ async fn swap(
 
     // Rollouts under the new manager, in place.
     let t1 = Instant::now();
+    let kruise_rs = matches!(to, Side::KruiseRs(_));
+    let throttle_before = if kruise_rs {
+        throttle_totals(client).await
+    } else {
+        None
+    };
     workloads.update(images.0, images.1).await;
     workloads
         .rolled_out(&format!("in-place rollout under {}", to.name()))
@@ -824,6 +866,13 @@ async fn swap(
     let phase = format!("rollout under {}", to.name());
     let t = tally(&phase, &recorder.since(t1));
     println!("{phase}: {:.0} s", t1.elapsed().as_secs_f64());
+    if let (Some(a), Some(b)) = (throttle_before, throttle_totals(client).await) {
+        println!(
+            "{phase}: the leader's client throttle: {:.0} requests, {:.1} s waited in all",
+            b.0 - a.0,
+            b.1 - a.1
+        );
+    }
     assert_eq!(
         (t.pods_created, t.pods_deleted),
         (0, 0),
