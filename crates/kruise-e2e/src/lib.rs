@@ -412,10 +412,22 @@ pub struct KubectlOutput {
 
 /// Runs the testbed's kubectl with `args` (and `stdin` if given) against the testbed.
 pub fn kubectl(args: &[&str], stdin: Option<&str>) -> Result<KubectlOutput> {
+    kubectl_with(&testbed_kubeconfig(), args, stdin)
+}
+
+/// Runs the testbed's kubectl with `args` (and `stdin` if given) against the cluster of
+/// `kubeconfig`.
+///
+/// Errors: kubectl could not be started or fed; a non-zero exit is in [`KubectlOutput`].
+pub fn kubectl_with(
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Result<KubectlOutput> {
     use std::io::Write;
     let mut cmd = std::process::Command::new(kubectl_path()?);
     cmd.arg("--kubeconfig")
-        .arg(testbed_kubeconfig())
+        .arg(kubeconfig)
         .args(args)
         .stdin(if stdin.is_some() {
             std::process::Stdio::piped()

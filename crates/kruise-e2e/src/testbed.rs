@@ -6,9 +6,8 @@
 //! Ports: `base` .. `base + 10 + 2 * real_nodes` (see `testbed.sh`; the shared testbed uses
 //! 16440). Real nodes of two instances coexist on one host (`realnode.sh`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
@@ -85,33 +84,11 @@ impl OwnTestbed {
     ///
     /// Errors: kubectl exited non-zero (its stderr in the message).
     pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> Result<String> {
-        let mut child = Command::new(crate::kubectl_path()?)
-            .arg("--kubeconfig")
-            .arg(self.kubeconfig())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::Command(format!("kubectl: {e}")))?;
-        if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin is piped")
-                .write_all(input.as_bytes())
-                .map_err(|e| Error::Command(format!("kubectl stdin: {e}")))?;
+        let out = crate::kubectl_with(&self.kubeconfig(), args, stdin)?;
+        if !out.success {
+            return Err(Error::Command(format!("kubectl {args:?}: {}", out.stderr)));
         }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| Error::Command(format!("kubectl: {e}")))?;
-        if !out.status.success() {
-            return Err(Error::Command(format!(
-                "kubectl {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok(out.stdout)
     }
 
     /// An admin client of this instance.
