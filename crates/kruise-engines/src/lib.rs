@@ -17,6 +17,7 @@
 //!   compiles with Go).
 //! - [`selector`]: label selectors printed as `status.labelSelector` wants them.
 //! - [`intstr`]: IntOrString percentages resolved as apimachinery and OpenKruise do.
+//! - [`podunavailablebudget`]: PodUnavailableBudget availability, pending disruptions and status.
 //! - [`sidecarset`]: SidecarSet injection, in-place sidecar upgrade, hot upgrade, revisions and the
 //!   `resourcesPolicy` expression calculator.
 
@@ -26,6 +27,7 @@ pub mod inplace;
 pub mod intstr;
 pub mod lifecycle;
 pub mod ordinals;
+pub mod podunavailablebudget;
 pub mod podutil;
 pub mod revision;
 pub mod selector;
