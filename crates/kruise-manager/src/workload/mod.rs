@@ -5,6 +5,8 @@
 //! controller calls them with its own objects; nothing here knows a workload kind.
 //!
 //! - [`claim`]: adopt matching orphans and release owned objects that stopped matching.
+//! - [`finder`]: the workload behind a pod or a reference (replicas, selector, its pods),
+//!   OpenKruise's `controllerfinder`.
 //! - [`history`]: find or create the revision of the current template (collision counts, an
 //!   older equal revision moved to the head), delete revisions beyond the history limit.
 //! - [`pods`]: create pods (and their PVCs) in slow-start batches; delete pods (and their PVCs)
@@ -17,6 +19,7 @@
 //! - [`forget_deleted`]: what a cache event does to resourceVersion expectations.
 
 pub mod claim;
+pub mod finder;
 pub mod history;
 pub mod inplace;
 pub mod lifecycle;
