@@ -309,7 +309,7 @@ fn validate_controllers(spec: &[String]) -> anyhow::Result<()> {
 fn setup_controllers(ctx: &Arc<Context>, flags: &ControllerFlags) -> Vec<ControllerFuture> {
     CONTROLLERS
         .iter()
-        .filter(|c| controller_enabled(&flags.controllers, c.name))
+        .filter(|c| controller_enabled(&flags.controllers, c.name) && c.gated_on(&ctx.gates))
         .map(|c| (c.setup)(ctx, flags))
         .collect()
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
+use kruise_runtime::features::{Feature, FeatureGates};
 use kruise_runtime::rbac::{READ, READ_WRITE, rule};
 use kruise_runtime::runner::{self as runtime, Context};
 
@@ -67,6 +68,18 @@ pub struct ControllerEntry {
     /// The admission webhooks (names of `kruise_webhook::registry::REGISTRY`) its kinds need:
     /// a manager serves and registers only the webhooks of the controllers it runs.
     pub webhooks: &'static [&'static str],
+    /// The feature gates that switch it on: it runs when `--controllers` selects it and, if
+    /// this is not empty, any of these gates is enabled (OpenKruise's `Add` functions return
+    /// early otherwise, e.g. PodUnavailableBudget's without `PodUnavailableBudgetDeleteGate` or
+    /// `PodUnavailableBudgetUpdateGate`).
+    pub gates: &'static [Feature],
+}
+
+impl ControllerEntry {
+    /// Whether `gates` switch this controller on (see [`ControllerEntry::gates`]).
+    pub fn gated_on(&self, gates: &FeatureGates) -> bool {
+        self.gates.is_empty() || self.gates.iter().any(|g| gates.enabled(*g))
+    }
 }
 
 /// The webhook names of the controllers `enabled` selects (a name may be claimed by several).
@@ -122,6 +135,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: Some(3),
         crds: &["clonesets.apps.kruise.io"],
         webhooks: &["mcloneset.kb.io", "vcloneset.kb.io"],
+        gates: &[],
     },
     ControllerEntry {
         name: statefulset::CONTROLLER_NAME,
@@ -153,6 +167,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: Some(3),
         crds: &["statefulsets.apps.kruise.io"],
         webhooks: &["mstatefulset.kb.io", "vstatefulset.kb.io"],
+        gates: &[],
     },
     ControllerEntry {
         name: daemonset::CONTROLLER_NAME,
@@ -185,6 +200,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: Some(3),
         crds: &["daemonsets.apps.kruise.io"],
         webhooks: &["mdaemonset.kb.io", "vdaemonset.kb.io"],
+        gates: &[],
     },
     ControllerEntry {
         name: sidecarset::CONTROLLER_NAME,
@@ -219,6 +235,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: Some(3),
         crds: &["sidecarsets.apps.kruise.io"],
         webhooks: &["msidecarset.kb.io", "vsidecarset.kb.io", "mpod.kb.io"],
+        gates: &[],
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,
@@ -232,6 +249,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: None,
         crds: &[],
         webhooks: &["mpod.kb.io"],
+        gates: &[],
     },
     ControllerEntry {
         name: containerlaunchpriority::CONTROLLER_NAME,
@@ -245,6 +263,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: None,
         crds: &[],
         webhooks: &["mpod.kb.io"],
+        gates: &[],
     },
 ];
 
