@@ -200,6 +200,73 @@ podreadiness:
     - update
   webhooks:
   - mpod.kb.io
+podunavailablebudget:
+  crds:
+  - podunavailablebudgets.policy.kruise.io
+  rules:
+  - apiGroups:
+    - policy.kruise.io
+    resources:
+    - podunavailablebudgets
+    verbs:
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - policy.kruise.io
+    resources:
+    - podunavailablebudgets/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - patch
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - replicationcontrollers
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps
+    resources:
+    - deployments
+    - replicasets
+    - statefulsets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - clonesets
+    - statefulsets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - '*'
+    resources:
+    - '*/scale'
+    verbs:
+    - get
+    - list
+    - watch
+  webhooks: []
 sidecarset:
   crds:
   - sidecarsets.apps.kruise.io

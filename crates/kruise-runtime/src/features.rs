@@ -151,7 +151,7 @@ impl Feature {
         use Feature::*;
         match self {
             PodUnavailableBudgetDeleteGate | PodUnavailableBudgetUpdateGate => Some(
-                "PodUnavailableBudget (policy.kruise.io) is not implemented: pod deletions, evictions and in-place updates are not checked against any budget",
+                "PodUnavailableBudget: its controller keeps budgets' status, but the pod webhook does not check pod deletions, evictions and in-place updates against them yet",
             ),
             WorkloadSpread => Some(
                 "WorkloadSpread is not implemented: its objects are accepted but pods are not spread",

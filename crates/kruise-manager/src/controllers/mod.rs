@@ -5,6 +5,7 @@ pub mod cloneset;
 pub mod containerlaunchpriority;
 pub mod daemonset;
 pub mod podreadiness;
+pub mod podunavailablebudget;
 pub mod sidecarset;
 pub mod statefulset;
 
@@ -236,6 +237,47 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["sidecarsets.apps.kruise.io"],
         webhooks: &["msidecarset.kb.io", "vsidecarset.kb.io", "mpod.kb.io"],
         gates: &[],
+    },
+    ControllerEntry {
+        name: podunavailablebudget::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(podunavailablebudget::setup(
+                ctx,
+                flags.workers(podunavailablebudget::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule(
+                    "policy.kruise.io",
+                    &["podunavailablebudgets"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    "policy.kruise.io",
+                    &["podunavailablebudgets/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("", &["pods"], &["get", "list", "patch", "watch"]),
+                rule("", &["replicationcontrollers"], READ),
+                rule(
+                    "apps",
+                    &["deployments", "replicasets", "statefulsets"],
+                    READ,
+                ),
+                rule("apps.kruise.io", &["clonesets", "statefulsets"], READ),
+                // Workloads of other kinds, through their scale subresource (OpenKruise's
+                // `*/scale` rule).
+                rule("*", &["*/scale"], &["get", "list", "watch"]),
+            ]
+        },
+        workers: Some(3),
+        crds: &["podunavailablebudgets.policy.kruise.io"],
+        webhooks: &[],
+        gates: &[
+            Feature::PodUnavailableBudgetDeleteGate,
+            Feature::PodUnavailableBudgetUpdateGate,
+        ],
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,

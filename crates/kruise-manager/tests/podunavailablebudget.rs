@@ -1,0 +1,372 @@
+//! PodUnavailableBudget controller end to end on the testbed: the status OpenKruise v1.9.0's
+//! controller computes (`pkg/controller/podunavailablebudget`) for budgets that select pods by
+//! label and by `targetRef` (a CloneSet, a Deployment, and a custom kind read through its
+//! `/scale` subresource), the `kruise.io/related-pub` annotation on covered pods, pending
+//! disruptions expiring, and the feature gates that switch the controller on. Each test runs
+//! its own `kruise-manager` as users run it (webhooks on, default flags), restricted to the
+//! test's namespace.
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kruise_api::apps::v1alpha1::CloneSet;
+use kruise_api::policy::v1alpha1::{PodUnavailableBudget, PodUnavailableBudgetStatus};
+use kruise_e2e::manager::{ManagerSpec, TestManager};
+use kruise_e2e::{TestEnv, TestNamespace, install_crds, wait_for, wait_for_object};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::{Resource, ResourceExt};
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+async fn setup(prefix: &str, args: &[&str]) -> (TestEnv, TestNamespace, TestManager) {
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    kruise_e2e::ensure_kwok_nodes(&env, 3)
+        .await
+        .expect("kwok nodes");
+    let ns = env.namespace(prefix).await.unwrap();
+    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).args(args);
+    let manager = TestManager::start(spec, TIMEOUT).await;
+    (env, ns, manager)
+}
+
+fn template(app: &str) -> Value {
+    json!({
+        "metadata": {"labels": {"app": app}},
+        "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
+    })
+}
+
+async fn create_cloneset(ns: &TestNamespace, name: &str, replicas: i32) -> Api<CloneSet> {
+    let api: Api<CloneSet> = ns.api();
+    let cs: CloneSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                 "template": template(name)},
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &cs).await.unwrap();
+    api
+}
+
+async fn create_budget(ns: &TestNamespace, name: &str, spec: Value) -> Api<PodUnavailableBudget> {
+    let api: Api<PodUnavailableBudget> = ns.api();
+    let b: PodUnavailableBudget = serde_json::from_value(json!({
+        "apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+        "metadata": {"name": name}, "spec": spec,
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &b).await.unwrap();
+    api
+}
+
+/// (unavailableAllowed, currentAvailable, desiredAvailable, totalReplicas).
+fn counts(s: &PodUnavailableBudgetStatus) -> (i32, i32, i32, i32) {
+    (
+        s.unavailable_allowed,
+        s.current_available,
+        s.desired_available,
+        s.total_replicas,
+    )
+}
+
+/// Waits until the budget's status, computed for its current generation, shows `want`.
+async fn wait_counts(
+    api: &Api<PodUnavailableBudget>,
+    name: &str,
+    want: (i32, i32, i32, i32),
+) -> PodUnavailableBudget {
+    wait_for_object(
+        api,
+        name,
+        &format!("status counts {want:?}"),
+        TIMEOUT,
+        |b| {
+            b.status.as_ref().is_some_and(|s| {
+                counts(s) == want && Some(s.observed_generation) == b.meta().generation
+            })
+        },
+    )
+    .await
+    .unwrap()
+}
+
+async fn pods_of(ns: &TestNamespace, app: &str) -> Vec<Pod> {
+    let pods: Api<Pod> = ns.api();
+    pods.list(&ListParams::default().labels(&format!("app={app}")))
+        .await
+        .unwrap()
+        .items
+}
+
+/// A selector budget over a CloneSet: OpenKruise's `maxUnavailable` arithmetic (25% of 4 rounds
+/// up to 1), the expected count following the CloneSet's replicas, the related-pub annotation
+/// on every pod, and a pod with an `unavailable-pod.kruise.io/` label no longer available.
+#[tokio::test]
+async fn selector_budget_follows_replicas_and_unavailable_labels() {
+    let (_env, ns, _m) = setup("pub-sel", &[]).await;
+    let sets = create_cloneset(&ns, "web", 4).await;
+    let budgets = create_budget(
+        &ns,
+        "web-pub",
+        json!({"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": "25%"}),
+    )
+    .await;
+    wait_counts(&budgets, "web-pub", (1, 4, 3, 4)).await;
+    let pods = pods_of(&ns, "web").await;
+    assert_eq!(pods.len(), 4);
+    for p in &pods {
+        assert_eq!(
+            p.annotations()
+                .get("kruise.io/related-pub")
+                .map(String::as_str),
+            Some("web-pub"),
+            "pod {} carries the related-pub annotation",
+            p.name_any()
+        );
+    }
+
+    // Scaling the CloneSet moves the expected count: 8 pods, 25% → 2 may be unavailable.
+    sets.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 8}})),
+    )
+    .await
+    .unwrap();
+    wait_counts(&budgets, "web-pub", (2, 8, 6, 8)).await;
+
+    // A pod marked unavailable no longer counts.
+    let pods: Api<Pod> = ns.api();
+    let victim = pods_of(&ns, "web").await[0].name_any();
+    pods.patch(
+        &victim,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"unavailable-pod.kruise.io/drain": "true"}}})),
+    )
+    .await
+    .unwrap();
+    wait_counts(&budgets, "web-pub", (1, 7, 6, 8)).await;
+
+    // The protect-total-replicas annotation overrides the expected count.
+    budgets
+        .patch(
+            "web-pub",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"pub.kruise.io/protect-total-replicas": "20"}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    // 20 expected, 25% → 5 unavailable allowed → 15 desired; 7 available.
+    wait_counts(&budgets, "web-pub", (0, 7, 15, 20)).await;
+}
+
+/// `targetRef` budgets: a Deployment's pods are found through its ReplicaSets and counted
+/// against its replicas (`minAvailable` 50% of 3 rounds up to 2), and a custom kind with a
+/// `/scale` subresource is read through it (replicas and selector), beyond OpenKruise's
+/// built-in kinds.
+#[tokio::test]
+async fn target_ref_budgets_for_a_deployment_and_a_scale_subresource_kind() {
+    let (env, ns, _m) = setup("pub-ref", &[]).await;
+    let deployments: Api<Deployment> = ns.api();
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "api"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "api"}},
+                 "template": template("api")},
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &d)
+        .await
+        .unwrap();
+    let budgets = create_budget(
+        &ns,
+        "api-pub",
+        json!({"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"},
+               "minAvailable": "50%"}),
+    )
+    .await;
+    wait_counts(&budgets, "api-pub", (1, 3, 2, 3)).await;
+
+    // A custom workload kind with a scale subresource, its pods selected by the scale selector.
+    let crds: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "metadata": {"name": "widgets.e2e.kruise-rs.io"},
+        "spec": {
+            "group": "e2e.kruise-rs.io", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true}},
+                "subresources": {"status": {}, "scale": {
+                    "specReplicasPath": ".spec.replicas",
+                    "statusReplicasPath": ".status.replicas",
+                    "labelSelectorPath": ".status.selector"}}}]
+        }
+    }))
+    .unwrap();
+    match crds.create(&PostParams::default(), &crd).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => panic!("widget CRD: {e}"),
+    }
+    wait_for_object(
+        &crds,
+        "widgets.e2e.kruise-rs.io",
+        "widget CRD established",
+        TIMEOUT,
+        |c| {
+            c.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                })
+        },
+    )
+    .await
+    .unwrap();
+    let widgets = kruise_e2e::dynamic_api(
+        &env.client,
+        Some(ns.name()),
+        ("e2e.kruise-rs.io", "v1", "Widget"),
+        "widgets",
+    );
+    let w = kruise_e2e::dynamic_object(json!({
+        "apiVersion": "e2e.kruise-rs.io/v1", "kind": "Widget",
+        "metadata": {"name": "gadget"}, "spec": {"replicas": 2},
+    }));
+    wait_for("widget creatable", TIMEOUT, || async {
+        widgets.create(&PostParams::default(), &w).await.ok()
+    })
+    .await
+    .unwrap();
+    widgets
+        .patch_status(
+            "gadget",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"replicas": 2, "selector": "app=gadget"}})),
+        )
+        .await
+        .unwrap();
+    let pods: Api<Pod> = ns.api();
+    for i in 0..2 {
+        let p: Pod = serde_json::from_value(json!({
+            "metadata": {"name": format!("gadget-{i}"), "labels": {"app": "gadget"}},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
+        }))
+        .unwrap();
+        pods.create(&PostParams::default(), &p).await.unwrap();
+    }
+    let budgets = create_budget(
+        &ns,
+        "gadget-pub",
+        json!({"targetRef": {"apiVersion": "e2e.kruise-rs.io/v1", "kind": "Widget", "name": "gadget"},
+               "maxUnavailable": 1}),
+    )
+    .await;
+    wait_counts(&budgets, "gadget-pub", (1, 2, 1, 2)).await;
+}
+
+/// Pending disruptions (the pod webhook's `disruptedPods` entries): an entry older than
+/// OpenKruise's 20 s deletion timeout is dropped with the Warning Event `NotDeleted` on the pod,
+/// a fresh one keeps its pod out of `currentAvailable` until it expires, and then the pass the
+/// controller scheduled for the expiry counts the pod again.
+#[tokio::test]
+async fn pending_disruptions_expire() {
+    let (env, ns, _m) = setup("pub-disr", &[]).await;
+    create_cloneset(&ns, "db", 3).await;
+    let budgets = create_budget(
+        &ns,
+        "db-pub",
+        json!({"selector": {"matchLabels": {"app": "db"}}, "maxUnavailable": 1}),
+    )
+    .await;
+    let b = wait_counts(&budgets, "db-pub", (1, 3, 2, 3)).await;
+    let mut names: Vec<String> = pods_of(&ns, "db")
+        .await
+        .iter()
+        .map(|p| p.name_any())
+        .collect();
+    names.sort();
+    let now = jiff::Timestamp::now();
+    let fmt = |t: jiff::Timestamp| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let mut st = serde_json::to_value(b.status.clone().unwrap()).unwrap();
+    st["disruptedPods"] = json!({
+        names[0].clone(): fmt(now - jiff::SignedDuration::from_secs(60)),
+        names[1].clone(): fmt(now),
+    });
+    budgets
+        .patch_status(
+            "db-pub",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": st})),
+        )
+        .await
+        .unwrap();
+    // The old entry is dropped, the fresh one holds its pod: 2 available, 2 desired.
+    let b = wait_counts(&budgets, "db-pub", (0, 2, 2, 3)).await;
+    let pending = b.status.unwrap().disrupted_pods.unwrap_or_default();
+    assert_eq!(pending.keys().collect::<Vec<_>>(), [&names[1]]);
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(env.client.clone(), ns.name());
+    wait_for("NotDeleted event on the pod", TIMEOUT, || async {
+        let list = events.list(&ListParams::default()).await.ok()?;
+        list.items
+            .iter()
+            .any(|e| {
+                e.reason.as_deref() == Some("NotDeleted")
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref())
+                        == Some(names[0].as_str())
+            })
+            .then_some(())
+    })
+    .await
+    .unwrap();
+    // Within about 20 s the fresh entry expires too and the pod counts again.
+    let b = wait_counts(&budgets, "db-pub", (1, 3, 2, 3)).await;
+    assert_eq!(b.status.unwrap().disrupted_pods, None);
+}
+
+/// The controller runs only with `PodUnavailableBudgetDeleteGate` or
+/// `PodUnavailableBudgetUpdateGate` on (OpenKruise's `Add`): with both off the budget gets no
+/// status while the other controllers work.
+#[tokio::test]
+async fn gates_off_no_controller() {
+    let (_env, ns, _m) = setup(
+        "pub-gate",
+        &[
+            "--feature-gates",
+            "PodUnavailableBudgetDeleteGate=false,PodUnavailableBudgetUpdateGate=false",
+        ],
+    )
+    .await;
+    let sets = create_cloneset(&ns, "off", 2).await;
+    let budgets = create_budget(
+        &ns,
+        "off-pub",
+        json!({"selector": {"matchLabels": {"app": "off"}}, "maxUnavailable": 1}),
+    )
+    .await;
+    // The CloneSet controller reports both pods ready: the manager is running.
+    wait_for_object(&sets, "off", "CloneSet ready", TIMEOUT, |c| {
+        c.status.as_ref().is_some_and(|s| s.ready_replicas == 2)
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let b = budgets.get("off-pub").await.unwrap();
+    assert_eq!(b.status, None, "no controller wrote the budget's status");
+    let pods = pods_of(&ns, "off").await;
+    assert!(
+        pods.iter()
+            .all(|p| !p.annotations().contains_key("kruise.io/related-pub"))
+    );
+}
