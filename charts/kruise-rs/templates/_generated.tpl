@@ -266,7 +266,10 @@ podunavailablebudget:
     - get
     - list
     - watch
-  webhooks: []
+  webhooks:
+  - vpod.kb.io
+  - vpodeviction.kb.io
+  - mpod.kb.io
 sidecarset:
   crds:
   - sidecarsets.apps.kruise.io
@@ -767,6 +770,70 @@ validating:
     service:
       name: kruise-webhook-service
       namespace: {{ .Values.installation.namespace }}
+      path: /validate-pod
+      port: 443
+  failurePolicy: Fail
+  matchConditions:
+  - expression: (request.operation == 'DELETE' && (oldObject != null && has(oldObject.metadata.annotations) && 'kruise.io/related-pub' in oldObject.metadata.annotations))
+    name: kruise-rs-pod-needs-kruise
+  name: vpod.kb.io
+  namespaceSelector:
+    matchExpressions:
+    - key: control-plane
+      operator: DoesNotExist
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values:
+      - {{ .Values.installation.namespace }}
+  rules:
+  - apiGroups:
+    - ''
+    apiVersions:
+    - v1
+    operations:
+    - UPDATE
+    - DELETE
+    resources:
+    - pods
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-pod
+      port: 443
+  failurePolicy: Fail
+  name: vpodeviction.kb.io
+  namespaceSelector:
+    matchExpressions:
+    - key: control-plane
+      operator: DoesNotExist
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values:
+      - {{ .Values.installation.namespace }}
+  rules:
+  - apiGroups:
+    - ''
+    apiVersions:
+    - v1
+    operations:
+    - CREATE
+    resources:
+    - pods/eviction
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
       path: /validate-apps-kruise-io-sidecarset
       port: 443
   failurePolicy: Fail
@@ -814,6 +881,8 @@ validating:
 {{- /* Webhooks served only while a feature gate is on. */ -}}
 {{- define "kruise-rs.gen.webhookGates" -}}
 mpod.kb.io: PodWebhook
+vpod.kb.io: PodWebhook
+vpodeviction.kb.io: PodWebhook
 {{- end -}}
 
 {{- /* Every feature gate of OpenKruise v1.9.0 kruise-rs accepts: its default and its maturity (for AllAlpha/AllBeta). */ -}}

@@ -396,12 +396,21 @@ async fn start_webhooks(
     let store = wserver::CertStore::default();
     let hctx = Arc::new(HandlerContext {
         gates: ctx.gates.clone(),
-        lookup: Some(kruise_webhook::lookup::Lookup::new(
-            ctx.client.clone(),
-            &ctx.cache,
-            ctx.config.namespace.clone(),
-            serves_sidecarsets,
-        )),
+        lookup: Some({
+            let lookup = kruise_webhook::lookup::Lookup::new(
+                ctx.client.clone(),
+                &ctx.cache,
+                ctx.config.namespace.clone(),
+                serves_sidecarsets,
+            );
+            // PodUnavailableBudgets are read by the pod webhooks only when this manager serves
+            // their checks: otherwise the CRD may not be installed.
+            if webhooks.serves_name("vpod.kb.io") {
+                lookup.with_budgets()
+            } else {
+                lookup
+            }
+        }),
     });
     let webhook_metrics = wserver::WebhookMetrics::register(&ctx.metrics);
     let served = admission_runtime()?.spawn({

@@ -370,3 +370,175 @@ async fn gates_off_no_controller() {
             .all(|p| !p.annotations().contains_key("kruise.io/related-pub"))
     );
 }
+
+/// The pod webhooks hold deletions and evictions to the budget: a burst of 20 concurrent
+/// evictions of a 20-pod CloneSet under `maxUnavailable: 2` admits at most 2 (each recorded in
+/// `disruptedPods`), refuses the rest with OpenKruise's message, and — sampled by a watch over
+/// the whole burst and the replacements — never leaves fewer than 18 pods ready.
+#[tokio::test]
+async fn eviction_storm_never_takes_more_than_the_budget() {
+    use futures::TryStreamExt;
+    use kube::api::EvictParams;
+    use kube::runtime::{WatchStreamExt, watcher};
+
+    let (_env, ns, _m) = setup("pub-storm", &[]).await;
+    create_cloneset(&ns, "storm", 20).await;
+    let budgets = create_budget(
+        &ns,
+        "storm-pub",
+        json!({"selector": {"matchLabels": {"app": "storm"}}, "maxUnavailable": 2}),
+    )
+    .await;
+    wait_counts(&budgets, "storm-pub", (2, 20, 18, 20)).await;
+    let pods: Api<Pod> = ns.api();
+    // Every pod carries the annotation before the storm (the controller's patch).
+    wait_for("related-pub on every pod", TIMEOUT, || async {
+        let list = pods_of(&ns, "storm").await;
+        (list.len() == 20
+            && list
+                .iter()
+                .all(|p| p.annotations().contains_key("kruise.io/related-pub")))
+        .then_some(())
+    })
+    .await
+    .unwrap();
+
+    // Watch readiness throughout: the fewest ready, active pods seen.
+    let min_ready = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(usize::MAX));
+    let sampler = {
+        let pods = pods.clone();
+        let min_ready = min_ready.clone();
+        tokio::spawn(async move {
+            let mut state: std::collections::BTreeMap<String, bool> = Default::default();
+            let stream = watcher(pods, watcher::Config::default().labels("app=storm"))
+                .default_backoff()
+                .applied_objects();
+            futures::pin_mut!(stream);
+            while let Ok(Some(p)) = stream.try_next().await {
+                let ready = p.metadata.deletion_timestamp.is_none() && kruise_e2e::pod_ready(&p);
+                state.insert(p.name_any(), ready);
+                let now = state.values().filter(|r| **r).count();
+                if state.len() >= 20 {
+                    min_ready.fetch_min(now, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let names: Vec<String> = pods_of(&ns, "storm")
+        .await
+        .iter()
+        .map(|p| p.name_any())
+        .collect();
+    let results = futures::future::join_all(names.iter().map(|n| {
+        let pods = pods.clone();
+        async move { pods.evict(n, &EvictParams::default()).await }
+    }))
+    .await;
+    let admitted = results.iter().filter(|r| r.is_ok()).count();
+    let refused: Vec<String> = results
+        .iter()
+        .filter_map(|r| match r {
+            Err(kube::Error::Api(e)) => Some(e.message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        (1..=2).contains(&admitted),
+        "{admitted} evictions admitted: {results:?}"
+    );
+    assert_eq!(admitted + refused.len(), 20);
+    assert!(
+        refused
+            .iter()
+            .all(|m| m.contains("pub unavailable allowed is negative")),
+        "{refused:?}"
+    );
+    // The replacements come up; the budget recovers.
+    wait_counts(&budgets, "storm-pub", (2, 20, 18, 20)).await;
+    sampler.abort();
+    let min = min_ready.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        min >= 18 && min != usize::MAX,
+        "as few as {min} pods were ready"
+    );
+}
+
+/// Deletions: a dry run is judged but spends nothing, a deletion beyond the budget is refused,
+/// `pub.kruise.io/no-protect: "true"` exempts a pod, and a pod not ready passes (it is not
+/// available anyway).
+#[tokio::test]
+async fn deletions_dry_run_and_exemptions() {
+    use kube::api::DeleteParams;
+    let (_env, ns, _m) = setup("pub-del", &[]).await;
+    create_cloneset(&ns, "del", 3).await;
+    let budgets = create_budget(
+        &ns,
+        "del-pub",
+        json!({"selector": {"matchLabels": {"app": "del"}}, "maxUnavailable": 1}),
+    )
+    .await;
+    wait_counts(&budgets, "del-pub", (1, 3, 2, 3)).await;
+    let pods: Api<Pod> = ns.api();
+    wait_for("related-pub on every pod", TIMEOUT, || async {
+        let list = pods_of(&ns, "del").await;
+        (list.len() == 3
+            && list
+                .iter()
+                .all(|p| p.annotations().contains_key("kruise.io/related-pub")))
+        .then_some(())
+    })
+    .await
+    .unwrap();
+    let mut names: Vec<String> = pods_of(&ns, "del")
+        .await
+        .iter()
+        .map(|p| p.name_any())
+        .collect();
+    names.sort();
+
+    // A dry run passes and leaves the budget as it was.
+    let dry = DeleteParams {
+        dry_run: true,
+        ..DeleteParams::default()
+    };
+    pods.delete(&names[0], &dry).await.unwrap();
+    let b = budgets.get("del-pub").await.unwrap();
+    assert_eq!(b.status.as_ref().unwrap().unavailable_allowed, 1);
+    assert_eq!(b.status.unwrap().disrupted_pods, None);
+
+    // The first deletion spends the budget; the second is refused.
+    pods.delete(&names[0], &DeleteParams::default())
+        .await
+        .unwrap();
+    let err = pods
+        .delete(&names[1], &DeleteParams::default())
+        .await
+        .expect_err("the budget is spent");
+    match err {
+        kube::Error::Api(e) => {
+            assert_eq!(e.code, 403);
+            assert!(
+                e.message.contains("vpod.kb.io")
+                    && e.message.contains(
+                        "podunavailablebudgets.policy.kruise.io \"del-pub\" is forbidden: pub unavailable allowed is negative"
+                    ),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("unexpected error {other}"),
+    }
+    // Exempt: no-protect.
+    pods.patch(
+        &names[1],
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"pub.kruise.io/no-protect": "true"}}})),
+    )
+    .await
+    .unwrap();
+    pods.delete(&names[1], &DeleteParams::default())
+        .await
+        .unwrap();
+}

@@ -158,6 +158,19 @@ impl std::fmt::Debug for PodScope {
 }
 
 impl PodScope {
+    /// Waits at most `wait` for the caches the condition derives from (SidecarSets) to complete
+    /// their initial list, so that the first configuration written is already the narrowed one
+    /// and not rewritten a moment later.
+    pub async fn wait_synced(&self, wait: std::time::Duration) {
+        if let PodScope::Needed {
+            sidecarsets: Some(i),
+            ..
+        } = self
+        {
+            let _ = tokio::time::timeout(wait, i.synced().wait()).await;
+        }
+    }
+
     /// The `matchConditions` expression of the pod webhook now; `None` for every pod.
     pub fn condition(&self) -> Option<String> {
         match self {
@@ -201,6 +214,9 @@ impl WebhookSettings {
         }
     }
 }
+
+/// How long the first configuration sync waits for the pod scope's caches.
+const SCOPE_SYNC_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The mutating and validating configurations for the implemented webhooks, as OpenKruise
 /// v1.9.0's manifests declare them (names, rules, `failurePolicy: Fail`, `sideEffects: None`,
@@ -280,6 +296,22 @@ pub fn typed_configurations(
                 name: "kruise-rs-e2e-only-namespace".to_owned(),
                 expression: crate::scope::sidecarset_pinned_to(ns),
             }]);
+        }
+        if !matches!(s.pod_scope, PodScope::Every) {
+            use kruise_runtime::features::Feature;
+            let gates = &s.webhooks.gates;
+            if let Some(cond) = crate::scope::budget_condition(
+                e.name,
+                gates.enabled(Feature::PodUnavailableBudgetDeleteGate),
+                gates.enabled(Feature::PodUnavailableBudgetUpdateGate),
+            ) {
+                return cond.map(|expression| {
+                    vec![MatchCondition {
+                        name: crate::scope::MATCH_CONDITION_NAME.to_owned(),
+                        expression,
+                    }]
+                });
+            }
         }
         let cond = pod_condition.as_ref().filter(|_| e.skip_control_plane)?;
         Some(vec![MatchCondition {
@@ -790,6 +822,7 @@ pub async fn run(
     // The pod webhook's condition as last applied: a SidecarSet change that does not change it
     // (e.g. a status write) costs no write.
     let mut applied_condition: Option<Option<String>> = None;
+    s.pod_scope.wait_synced(SCOPE_SYNC_WAIT).await;
     loop {
         let full = bundle.is_none() || tokio::time::Instant::now() >= next_full;
         let condition = s.pod_scope.condition();

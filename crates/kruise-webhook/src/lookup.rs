@@ -15,11 +15,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::pod::CachedPod;
+use kruise_api::policy::v1alpha1::PodUnavailableBudget;
 use kruise_runtime::cache::{Informer, SharedCache};
 use kube::api::ListParams;
 use kube::runtime::reflector::ObjectRef;
@@ -51,6 +52,9 @@ enum Source {
         /// when the cache is restricted to another namespace.
         kruise_revisions: Informer<ControllerRevision>,
         namespaces: Informer<Namespace>,
+        /// `None` when the manager serves no PodUnavailableBudget webhook (its CRD may be
+        /// absent).
+        budgets: Option<Informer<PodUnavailableBudget>>,
     },
     Fixed(Arc<FixedCluster>),
 }
@@ -70,6 +74,10 @@ pub struct FixedCluster {
     pub config_maps: Vec<ConfigMap>,
     /// Namespaces.
     pub namespaces: Vec<Namespace>,
+    /// PodUnavailableBudgets.
+    pub budgets: Vec<PodUnavailableBudget>,
+    /// ReplicaSets.
+    pub replica_sets: Vec<ReplicaSet>,
 }
 
 impl std::fmt::Debug for Lookup {
@@ -136,8 +144,117 @@ impl Lookup {
                 kruise_revisions: cache
                     .informer_in::<ControllerRevision>(&kruise_runtime::kruise_namespace()),
                 namespaces: cache.cluster_informer::<Namespace>(),
+                budgets: None,
             },
         }
+    }
+
+    /// Also looks PodUnavailableBudgets up (their informer starts now and gates `/readyz`): for
+    /// a manager serving the PodUnavailableBudget checks of the pod webhooks.
+    pub fn with_budgets(mut self) -> Self {
+        if let Source::Cache { cache, budgets, .. } = &mut self.source {
+            *budgets = Some(cache.informer::<PodUnavailableBudget>());
+        }
+        self
+    }
+
+    /// The API client live reads and writes go through (`None` for a fixed cluster).
+    pub fn client(&self) -> Option<&Client> {
+        match &self.source {
+            Source::Cache { client, .. } => Some(client),
+            Source::Fixed(_) => None,
+        }
+    }
+
+    /// The PodUnavailableBudgets of `namespace` (none when budgets are not looked up).
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn budgets_in(
+        &self,
+        namespace: &str,
+    ) -> Result<Vec<Arc<PodUnavailableBudget>>, String> {
+        let (client, cache_namespace, informer) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(c
+                    .budgets
+                    .iter()
+                    .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
+                    .cloned()
+                    .map(Arc::new)
+                    .collect());
+            }
+            Source::Cache {
+                client,
+                cache_namespace,
+                budgets: Some(budgets),
+                ..
+            } => (client, cache_namespace, budgets),
+            Source::Cache { .. } => return Ok(Vec::new()),
+        };
+        if Self::watched(cache_namespace, namespace) && synced(informer).await {
+            return Ok(informer.in_namespace(namespace));
+        }
+        Api::<PodUnavailableBudget>::namespaced(client.clone(), namespace)
+            .list(&ListParams::default())
+            .await
+            .map(|l| l.items.into_iter().map(Arc::new).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    /// PodUnavailableBudget `namespace/name`, or `None` if it does not exist (or budgets are
+    /// not looked up).
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn budget(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<PodUnavailableBudget>>, String> {
+        Ok(self
+            .budgets_in(namespace)
+            .await?
+            .into_iter()
+            .find(|b| b.metadata.name.as_deref() == Some(name)))
+    }
+
+    /// ReplicaSet `namespace/name` (read only when a pod's owner is one: its informer starts on
+    /// the first read), or `None` if it does not exist.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn replica_set(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<ReplicaSet>>, String> {
+        let (client, cache, cache_namespace) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(named(&c.replica_sets, Some(namespace), name)
+                    .cloned()
+                    .map(Arc::new));
+            }
+            Source::Cache {
+                client,
+                cache,
+                cache_namespace,
+                ..
+            } => (client, cache, cache_namespace),
+        };
+        if Self::watched(cache_namespace, namespace) {
+            let informer = cache.lazy_informer::<ReplicaSet>();
+            if synced(&informer).await {
+                return Ok(informer
+                    .store()
+                    .get(&ObjectRef::new(name).within(namespace)));
+            }
+        }
+        Api::<ReplicaSet>::namespaced(client.clone(), namespace)
+            .get_opt(name)
+            .await
+            .map(|p| p.map(Arc::new))
+            .map_err(|e| e.to_string())
     }
 
     /// Lookups answered from a fixed set of pods and StorageClasses, as if the cluster held

@@ -18,5 +18,8 @@ pub const MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
 pub const VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";
 /// Pod mutation.
 pub const MUTATE_POD: &str = "/mutate-pod";
+/// Pod validation: deletions, evictions and updates held to PodUnavailableBudgets (webhooks
+/// `vpod.kb.io` and `vpodeviction.kb.io` share it, as in OpenKruise).
+pub const VALIDATE_POD: &str = "/validate-pod";
 /// CRD conversion (ConversionReview).
 pub const CONVERT: &str = "/convert";

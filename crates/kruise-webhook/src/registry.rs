@@ -158,6 +158,30 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         handler: |r, c| Box::pin(daemonset::validate(r, c)),
     },
     AdmissionEntry {
+        name: "vpod.kb.io",
+        path: paths::VALIDATE_POD,
+        webhook_type: WebhookType::Validating,
+        api_group: "",
+        api_versions: &["v1"],
+        operations: &["UPDATE", "DELETE"],
+        resource: "pods",
+        skip_control_plane: true,
+        gate: Some(Feature::PodWebhook),
+        handler: |r, c| Box::pin(pod::budget::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vpodeviction.kb.io",
+        path: paths::VALIDATE_POD,
+        webhook_type: WebhookType::Validating,
+        api_group: "",
+        api_versions: &["v1"],
+        operations: &["CREATE"],
+        resource: "pods/eviction",
+        skip_control_plane: true,
+        gate: Some(Feature::PodWebhook),
+        handler: |r, c| Box::pin(pod::budget::validate(r, c)),
+    },
+    AdmissionEntry {
         name: "vsidecarset.kb.io",
         path: paths::VALIDATE_SIDECARSET,
         webhook_type: WebhookType::Validating,
@@ -230,9 +254,16 @@ impl Selection {
         REGISTRY.iter().filter(move |e| self.serves(e))
     }
 
-    /// Every admission path served.
+    /// Every admission path served, each once (webhooks may share a path: `vpod.kb.io` and
+    /// `vpodeviction.kb.io` both post to `/validate-pod`).
     pub fn paths(&self) -> Vec<&'static str> {
-        self.entries().map(|e| e.path).collect()
+        let mut paths: Vec<&'static str> = Vec::new();
+        for e in self.entries() {
+            if !paths.contains(&e.path) {
+                paths.push(e.path);
+            }
+        }
+        paths
     }
 }
 
@@ -252,9 +283,23 @@ mod tests {
         names.sort_unstable();
         paths.sort_unstable();
         names.dedup();
-        paths.dedup();
         assert_eq!(names.len(), REGISTRY.len());
-        assert_eq!(paths.len(), REGISTRY.len());
+        // Only the two pod validating webhooks share a path (one handler, as in OpenKruise).
+        for e in REGISTRY {
+            let sharing: Vec<&str> = REGISTRY
+                .iter()
+                .filter(|o| o.path == e.path)
+                .map(|o| o.name)
+                .collect();
+            assert!(
+                sharing.len() == 1 || sharing == ["vpod.kb.io", "vpodeviction.kb.io"],
+                "{sharing:?} share {}",
+                e.path
+            );
+        }
+        let unique = paths.len();
+        paths.dedup();
+        assert_eq!(paths.len(), unique, "paths() lists each path once");
     }
 
     #[test]
@@ -286,7 +331,11 @@ mod tests {
     fn pod_webhook_false_turns_the_pod_webhook_off() {
         let off = FeatureGates::parse("PodWebhook=false").expect("gates");
         assert!(!served_paths(&off).contains(&paths::MUTATE_POD));
-        assert_eq!(served_paths(&off).len(), REGISTRY.len() - 1);
+        assert!(!served_paths(&off).contains(&paths::VALIDATE_POD));
+        assert_eq!(
+            served_paths(&off).len(),
+            served_paths(&FeatureGates::default()).len() - 2
+        );
         assert!(served_paths(&FeatureGates::default()).contains(&paths::MUTATE_POD));
     }
 }

@@ -283,7 +283,13 @@ fn thread_cpu() -> Option<std::time::Duration> {
 /// in `metrics`.
 pub fn router(ctx: Shared, webhooks: &Selection, metrics: WebhookMetrics) -> Router {
     let mut router = Router::new().route("/healthz", get(|| async { "ok" }));
+    let mut routed: Vec<&str> = Vec::new();
     for entry in webhooks.entries() {
+        // Webhooks sharing a path (`vpod.kb.io`, `vpodeviction.kb.io`) share its handler.
+        if routed.contains(&entry.path) {
+            continue;
+        }
+        routed.push(entry.path);
         let metrics = metrics.clone();
         router = router.route(
             entry.path,

@@ -276,3 +276,239 @@ pub fn selects(budget: &PodUnavailableBudget, labels: Option<&BTreeMap<String, S
 
 #[cfg(test)]
 mod tests;
+
+/// An operation a budget can guard (`policyv1alpha1.PubOperation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// Pod deletion.
+    Delete,
+    /// Pod eviction (`pods/eviction` CREATE).
+    Evict,
+    /// A pod update that may make it unavailable.
+    Update,
+    /// An in-place resource resize that keeps the pod available.
+    Resize,
+}
+
+impl Operation {
+    /// The name in the `kruise.io/pub-protect-operations` annotation.
+    pub fn as_str(self) -> &'static str {
+        use kruise_api::policy::v1alpha1::pub_operation as op;
+        match self {
+            Operation::Delete => op::DELETE,
+            Operation::Evict => op::EVICT,
+            Operation::Update => op::UPDATE,
+            Operation::Resize => op::RESIZE,
+        }
+    }
+}
+
+/// `isNeedPubProtection`: whether `budget` guards `operation`. Without the
+/// `kruise.io/pub-protect-operations` annotation DELETE, UPDATE and EVICT are guarded; the
+/// annotation's comma-separated list adds to that only when it is set (then it is the list);
+/// without gate `InPlacePodVerticalScaling` a guarded UPDATE guards RESIZE too.
+pub fn needs_protection(
+    budget: &PodUnavailableBudget,
+    operation: Operation,
+    in_place_vertical_scaling: bool,
+) -> bool {
+    let value = budget
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(keys::PUB_PROTECT_OPERATIONS))
+        .map(String::as_str)
+        .unwrap_or("");
+    let mut ops: BTreeSet<&str> = value.split(',').collect();
+    if value.is_empty() {
+        ops.extend([Operation::Delete, Operation::Update, Operation::Evict].map(Operation::as_str));
+    }
+    if !in_place_vertical_scaling && ops.contains(Operation::Update.as_str()) {
+        ops.insert(Operation::Resize.as_str());
+    }
+    ops.contains(operation.as_str())
+}
+
+/// `isPodRecordedInPub`: the pod already has a pending `unavailablePods` or `disruptedPods`
+/// entry (its disruption was admitted and counted).
+pub fn is_recorded(budget: &PodUnavailableBudget, pod: &str) -> bool {
+    budget.status.as_ref().is_some_and(|s| {
+        s.unavailable_pods
+            .as_ref()
+            .is_some_and(|m| m.contains_key(pod))
+            || s.disrupted_pods
+                .as_ref()
+                .is_some_and(|m| m.contains_key(pod))
+    })
+}
+
+/// `MaxUnavailablePodSize`: at most this many pending entries (`disruptedPods` +
+/// `unavailablePods`) before every further disruption is refused.
+pub const MAX_UNAVAILABLE_POD_SIZE: usize = 2000;
+
+/// `checkAndDecrement`: takes one unit of `unavailableAllowed` for pod `pod` and records it
+/// (`unavailablePods` for an UPDATE, `disruptedPods` otherwise) at `now`.
+///
+/// # Errors
+/// The reason of the refusal as OpenKruise words it (the admission denial's message):
+/// `podunavailablebudgets.policy.kruise.io "<name>" is forbidden: pub unavailable allowed is
+/// negative`, or the too-many-pending-entries message.
+pub fn check_and_decrement(
+    budget: &mut PodUnavailableBudget,
+    pod: &str,
+    operation: Operation,
+    now: Timestamp,
+) -> Result<(), String> {
+    let name = budget.metadata.name.clone().unwrap_or_default();
+    let status = budget.status.get_or_insert_with(Default::default);
+    let forbidden = |why: &str| {
+        format!("podunavailablebudgets.policy.kruise.io \"{name}\" is forbidden: {why}")
+    };
+    if status.unavailable_allowed <= 0 {
+        return Err(forbidden("pub unavailable allowed is negative"));
+    }
+    let pending = status.disrupted_pods.as_ref().map_or(0, BTreeMap::len)
+        + status.unavailable_pods.as_ref().map_or(0, BTreeMap::len);
+    if pending > MAX_UNAVAILABLE_POD_SIZE {
+        return Err(forbidden(
+            "DisruptedPods and UnavailablePods map too big - too many unavailable not confirmed by PUB controller",
+        ));
+    }
+    status.unavailable_allowed -= 1;
+    let map = if operation == Operation::Update {
+        status.unavailable_pods.get_or_insert_with(BTreeMap::new)
+    } else {
+        status.disrupted_pods.get_or_insert_with(BTreeMap::new)
+    };
+    map.insert(pod.to_string(), Time(now));
+    Ok(())
+}
+
+/// `IsPodUnavailableChanged`: whether an update from `old` to `new` may make the pod
+/// unavailable — its spec changed, or it gained an `unavailable-pod.kruise.io/` label.
+pub fn is_pod_unavailable_changed(
+    old: &k8s_openapi::api::core::v1::Pod,
+    new: &k8s_openapi::api::core::v1::Pod,
+) -> bool {
+    old.spec != new.spec
+        || (!has_unavailable_label(old.metadata.labels.as_ref())
+            && has_unavailable_label(new.metadata.labels.as_ref()))
+}
+
+/// `CanResizeInplace`: whether the update only resizes container CPU / memory in place without
+/// a container restart — no unavailable label added, the spec equal but for container
+/// resources, not a static pod, the same QoS class, and every changed resource CPU or memory
+/// with resize policy `NotRequired` (or none).
+pub fn can_resize_in_place(
+    old: &k8s_openapi::api::core::v1::Pod,
+    new: &k8s_openapi::api::core::v1::Pod,
+) -> bool {
+    use k8s_openapi::api::core::v1::{Pod, PodSpec};
+    if !has_unavailable_label(old.metadata.labels.as_ref())
+        && has_unavailable_label(new.metadata.labels.as_ref())
+    {
+        return false;
+    }
+    let without_resources = |p: &Pod| -> PodSpec {
+        let mut spec = p.spec.clone().unwrap_or_default();
+        for c in &mut spec.containers {
+            c.resources = None;
+        }
+        spec
+    };
+    if without_resources(old) != without_resources(new) {
+        return false;
+    }
+    let is_static = |p: &Pod| {
+        p.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("kubernetes.io/config.source"))
+            .is_some_and(|s| s != "api")
+    };
+    if is_static(old) || is_static(new) {
+        return false;
+    }
+    if qos_class(old) != qos_class(new) {
+        return false;
+    }
+    let (Some(os), Some(ns)) = (old.spec.as_ref(), new.spec.as_ref()) else {
+        return false;
+    };
+    if os.containers.len() != ns.containers.len() {
+        return false;
+    }
+    for c in &ns.containers {
+        let Some(o) = os.containers.iter().find(|o| o.name == c.name) else {
+            return false;
+        };
+        let lists = |c: &k8s_openapi::api::core::v1::Container| {
+            let r = c.resources.clone().unwrap_or_default();
+            (r.requests.unwrap_or_default(), r.limits.unwrap_or_default())
+        };
+        let ((oreq, olim), (nreq, nlim)) = (lists(o), lists(c));
+        let names: BTreeSet<&String> = oreq
+            .keys()
+            .chain(nreq.keys())
+            .chain(olim.keys())
+            .chain(nlim.keys())
+            .collect();
+        for name in names {
+            if oreq.get(name) == nreq.get(name) && olim.get(name) == nlim.get(name) {
+                continue;
+            }
+            if name != "cpu" && name != "memory" {
+                return false;
+            }
+            let policy = c
+                .resize_policy
+                .iter()
+                .flatten()
+                .find(|p| &p.resource_name == name)
+                .map(|p| p.restart_policy.as_str())
+                .unwrap_or("");
+            if !(policy.is_empty() || policy == "NotRequired") {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The pod's QoS class as Kubernetes computes it (`qos.ComputePodQOS`, CPU and memory of every
+/// container, init containers included): `BestEffort` without requests or limits,
+/// `Guaranteed` when every container limits both and requests equal limits, else `Burstable`.
+pub fn qos_class(pod: &k8s_openapi::api::core::v1::Pod) -> &'static str {
+    let Some(spec) = pod.spec.as_ref() else {
+        return "BestEffort";
+    };
+    let mut any = false;
+    let mut guaranteed = true;
+    for c in spec
+        .init_containers
+        .iter()
+        .flatten()
+        .chain(&spec.containers)
+    {
+        let r = c.resources.clone().unwrap_or_default();
+        let (req, lim) = (r.requests.unwrap_or_default(), r.limits.unwrap_or_default());
+        for name in ["cpu", "memory"] {
+            let (rq, lm) = (req.get(name), lim.get(name));
+            if rq.is_some() || lm.is_some() {
+                any = true;
+            }
+            match (rq, lm) {
+                (_, None) => guaranteed = false,
+                (Some(r), Some(l)) if r != l => guaranteed = false,
+                _ => {}
+            }
+        }
+    }
+    if !any {
+        "BestEffort"
+    } else if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}

@@ -266,3 +266,101 @@ fn empty_or_missing_selectors_select_nothing() {
     assert!(selects(&b, Some(&labels)));
     assert!(!selects(&b, None));
 }
+
+#[test]
+fn protected_operations_follow_the_annotation_and_the_resize_gate() {
+    let mut b = budget(pct("10%"), None);
+    for op in [Operation::Delete, Operation::Evict, Operation::Update] {
+        assert!(needs_protection(&b, op, true), "{op:?} guarded by default");
+    }
+    // Without InPlacePodVerticalScaling a guarded UPDATE guards RESIZE too.
+    assert!(!needs_protection(&b, Operation::Resize, true));
+    assert!(needs_protection(&b, Operation::Resize, false));
+    b.metadata.annotations = Some(BTreeMap::from([(
+        keys::PUB_PROTECT_OPERATIONS.to_string(),
+        "EVICT,RESIZE".to_string(),
+    )]));
+    assert!(needs_protection(&b, Operation::Evict, true));
+    assert!(needs_protection(&b, Operation::Resize, true));
+    assert!(!needs_protection(&b, Operation::Delete, false));
+    assert!(!needs_protection(&b, Operation::Update, false));
+}
+
+#[test]
+fn check_and_decrement_spends_one_unit_and_records_the_pod() {
+    let mut b = budget(pct("10%"), None);
+    b.metadata.name = Some("web-pub".into());
+    b.status = Some(PodUnavailableBudgetStatus {
+        unavailable_allowed: 1,
+        ..Default::default()
+    });
+    check_and_decrement(&mut b, "web-0", Operation::Evict, now()).unwrap();
+    let s = b.status.clone().unwrap();
+    assert_eq!(s.unavailable_allowed, 0);
+    assert!(s.disrupted_pods.unwrap().contains_key("web-0"));
+    assert!(is_recorded(&b, "web-0"));
+    assert_eq!(
+        check_and_decrement(&mut b, "web-1", Operation::Delete, now()),
+        Err("podunavailablebudgets.policy.kruise.io \"web-pub\" is forbidden: pub unavailable allowed is negative".to_string())
+    );
+    // An update goes to unavailablePods.
+    b.status.as_mut().unwrap().unavailable_allowed = 1;
+    check_and_decrement(&mut b, "web-2", Operation::Update, now()).unwrap();
+    assert!(
+        b.status
+            .unwrap()
+            .unavailable_pods
+            .unwrap()
+            .contains_key("web-2")
+    );
+}
+
+fn full_pod(v: serde_json::Value) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn unavailable_changes_and_in_place_resizes() {
+    let base = json!({
+        "metadata": {"name": "p", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "main", "image": "nginx:1.25",
+            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "64Mi"}}}]}
+    });
+    let old = full_pod(base.clone());
+    // Metadata only: no unavailability.
+    let mut v = base.clone();
+    v["metadata"]["labels"]["tier"] = json!("x");
+    assert!(!is_pod_unavailable_changed(&old, &full_pod(v)));
+    // An unavailable label: unavailable, and no resize.
+    let mut v = base.clone();
+    v["metadata"]["labels"]["unavailable-pod.kruise.io/x"] = json!("true");
+    assert!(is_pod_unavailable_changed(&old, &full_pod(v.clone())));
+    assert!(!can_resize_in_place(&old, &full_pod(v)));
+    // A CPU resize keeps the QoS class (Burstable): a resize.
+    let mut v = base.clone();
+    v["spec"]["containers"][0]["resources"]["limits"]["cpu"] = json!("300m");
+    let resized = full_pod(v);
+    assert!(is_pod_unavailable_changed(&old, &resized));
+    assert!(can_resize_in_place(&old, &resized));
+    // ... unless the container must restart for it.
+    let mut v = base.clone();
+    v["spec"]["containers"][0]["resources"]["limits"]["cpu"] = json!("300m");
+    v["spec"]["containers"][0]["resizePolicy"] =
+        json!([{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]);
+    assert!(!can_resize_in_place(&old, &full_pod(v)));
+    // An image change is no resize.
+    let mut v = base.clone();
+    v["spec"]["containers"][0]["image"] = json!("nginx:1.26");
+    assert!(!can_resize_in_place(&old, &full_pod(v)));
+    // Requests equal to limits: Guaranteed; a resize into Burstable changes the class.
+    let mut v = base.clone();
+    v["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("200m");
+    let guaranteed = full_pod(v);
+    assert_eq!(qos_class(&guaranteed), "Guaranteed");
+    assert_eq!(qos_class(&old), "Burstable");
+    assert!(!can_resize_in_place(&guaranteed, &old));
+    assert_eq!(
+        qos_class(&full_pod(json!({"spec": {"containers": [{"name": "c"}]}}))),
+        "BestEffort"
+    );
+}

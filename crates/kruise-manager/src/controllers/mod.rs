@@ -273,7 +273,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         },
         workers: Some(3),
         crds: &["podunavailablebudgets.policy.kruise.io"],
-        webhooks: &[],
+        webhooks: &["vpod.kb.io", "vpodeviction.kb.io", "mpod.kb.io"],
         gates: &[
             Feature::PodUnavailableBudgetDeleteGate,
             Feature::PodUnavailableBudgetUpdateGate,

@@ -1,10 +1,15 @@
 //! Pod admission (`/mutate-pod`, pods CREATE): OpenKruise v1.9.0's pod mutating webhook with the
 //! `KruisePodReady` readiness gate, SidecarSet injection ([`sidecarset`]) and container launch
-//! priority ([`mutation`]), in OpenKruise's order. WorkloadSpread, PodUnavailableBudget,
-//! PersistentPodState, enhanced liveness probe and PodProbeMarker steps are not implemented yet.
+//! priority ([`mutation`]) and the PodUnavailableBudget annotation ([`budget`]), in OpenKruise's
+//! order; `/validate-pod` holds pod deletions, evictions and updates to the budgets
+//! ([`budget::validate`]). WorkloadSpread, PersistentPodState, enhanced liveness probe and
+//! PodProbeMarker steps are not implemented yet.
 
+pub mod budget;
 pub mod mutation;
 pub mod sidecarset;
+
+use kruise_runtime::features::Feature;
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_engines::revision::go_json::{self, GoType};
@@ -74,6 +79,24 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
             Err(e) => return errored(req, CODE_INTERNAL, e.to_string()),
             Ok(Some(p)) => {
                 mutation::apply_launch_priorities(&mut pod, &p, &mutation::random_name_suffix());
+                changed = true;
+            }
+            Ok(None) => {}
+        }
+    }
+    // The related-pub annotation (after launch priority, as OpenKruise's order).
+    if (ctx.gates.enabled(Feature::PodUnavailableBudgetUpdateGate)
+        || ctx.gates.enabled(Feature::PodUnavailableBudgetDeleteGate))
+        && req.resource.resource == "pods"
+        && let Some(lookup) = &ctx.lookup
+    {
+        match budget::related_budget(lookup, &pod).await {
+            Err(e) => return errored(req, CODE_INTERNAL, e),
+            Ok(Some(name)) => {
+                pod.metadata
+                    .annotations
+                    .get_or_insert_with(Default::default)
+                    .insert(kruise_api::keys::PUB_RELATED.to_string(), name);
                 changed = true;
             }
             Ok(None) => {}

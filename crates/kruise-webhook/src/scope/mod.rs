@@ -181,6 +181,51 @@ pub fn pod_webhook_condition(sidecarsets: &[SidecarSet], every_pod: bool) -> Opt
     Some(terms.join(" || "))
 }
 
+/// The `matchConditions` expression of the pod validating webhooks (`vpod.kb.io`,
+/// `vpodeviction.kb.io`), which only hold pods to PodUnavailableBudgets: OpenKruise's handler
+/// admits every pod without the `kruise.io/related-pub` annotation, so a deletion
+/// (`PodUnavailableBudgetDeleteGate`) calls it only for a pod with the annotation, an update
+/// (`PodUnavailableBudgetUpdateGate`) only for a new pod with it; an eviction names the pod but
+/// does not carry it, so evictions call it whenever the delete gate is on. `None` for another
+/// webhook; `Some(None)`: no condition (every request); `Some(Some("false"))` when the gates
+/// leave nothing to check.
+pub fn budget_condition(
+    webhook: &str,
+    delete_gate: bool,
+    update_gate: bool,
+) -> Option<Option<String>> {
+    let has = |obj: &str| {
+        format!(
+            "({obj} != null && has({obj}.metadata.annotations) && {} in {obj}.metadata.annotations)",
+            cel_string(keys::PUB_RELATED)
+        )
+    };
+    match webhook {
+        "vpod.kb.io" => {
+            let mut terms = Vec::new();
+            if delete_gate {
+                terms.push(format!(
+                    "(request.operation == 'DELETE' && {})",
+                    has("oldObject")
+                ));
+            }
+            if update_gate {
+                terms.push(format!(
+                    "(request.operation == 'UPDATE' && {})",
+                    has("object")
+                ));
+            }
+            Some(Some(if terms.is_empty() {
+                "false".to_string()
+            } else {
+                terms.join(" || ")
+            }))
+        }
+        "vpodeviction.kb.io" => Some((!delete_gate).then(|| "false".to_string())),
+        _ => None,
+    }
+}
+
 /// CEL true for a SidecarSet (either version) that can only select pods of namespace `ns`:
 /// v1beta1 `spec.namespaceSelector.matchLabels["kubernetes.io/metadata.name"]`, or v1alpha1
 /// `spec.namespace`. Used to give each test's manager the SidecarSets of its namespace only.

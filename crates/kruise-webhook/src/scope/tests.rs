@@ -134,3 +134,44 @@ fn sidecarsets_pinned_to_a_namespace() {
     assert!(!eval(&e, &other, ""));
     assert!(!eval(&e, &none, ""));
 }
+
+/// Evaluates `expr` for a pod DELETE or UPDATE: `oldObject` / `object` as the API server binds
+/// them (`object` is null on a DELETE).
+fn eval_op(expr: &str, operation: &str, object: Value, old: Value) -> bool {
+    let program = Program::compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    let mut ctx = Context::default();
+    ctx.add_variable("object", object).unwrap();
+    ctx.add_variable("oldObject", old).unwrap();
+    ctx.add_variable("request", json!({"namespace": "ns", "operation": operation}))
+        .unwrap();
+    match program.execute(&ctx) {
+        Ok(CelValue::Bool(b)) => b,
+        other => panic!("{expr}: {other:?}"),
+    }
+}
+
+#[test]
+fn pod_validating_webhooks_are_called_only_for_pods_naming_a_budget() {
+    let plain = json!({"metadata": {"name": "p"}});
+    let covered = json!({"metadata": {"name": "p", "annotations": {"kruise.io/related-pub": "b"}}});
+    let both = budget_condition("vpod.kb.io", true, true).unwrap().unwrap();
+    assert!(eval_op(&both, "DELETE", Value::Null, covered.clone()));
+    assert!(!eval_op(&both, "DELETE", Value::Null, plain.clone()));
+    assert!(eval_op(&both, "UPDATE", covered.clone(), plain.clone()));
+    assert!(!eval_op(&both, "UPDATE", plain.clone(), covered.clone()));
+    // Default gates (delete only): updates never call it.
+    let delete = budget_condition("vpod.kb.io", true, false).unwrap().unwrap();
+    assert!(!eval_op(&delete, "UPDATE", covered.clone(), covered.clone()));
+    assert!(eval_op(&delete, "DELETE", Value::Null, covered.clone()));
+    assert_eq!(
+        budget_condition("vpod.kb.io", false, false),
+        Some(Some("false".to_string()))
+    );
+    // Evictions do not carry the pod: every one while the delete gate is on.
+    assert_eq!(budget_condition("vpodeviction.kb.io", true, false), Some(None));
+    assert_eq!(
+        budget_condition("vpodeviction.kb.io", false, true),
+        Some(Some("false".to_string()))
+    );
+    assert_eq!(budget_condition("mpod.kb.io", true, true), None);
+}
