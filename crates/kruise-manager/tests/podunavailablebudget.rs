@@ -542,3 +542,97 @@ async fn deletions_dry_run_and_exemptions() {
         .await
         .unwrap();
 }
+
+/// With `PodUnavailableBudgetUpdateGate` the CloneSet controller checks each pod against its
+/// budget before updating it (OpenKruise's `Update` step 6): an in-place rollout of 4 pods whose
+/// own `maxUnavailable` is 100% goes at the budget's pace — never more than 1 pod unready —
+/// and completes; the pod webhook also holds updates of other writers.
+#[tokio::test]
+async fn cloneset_rollout_goes_at_the_budgets_pace() {
+    use futures::TryStreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+
+    let (_env, ns, _m) = setup(
+        "pub-roll",
+        &["--feature-gates", "PodUnavailableBudgetUpdateGate=true"],
+    )
+    .await;
+    let sets: Api<CloneSet> = ns.api();
+    let cs: CloneSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "roll"},
+        "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "roll"}},
+                 "template": template("roll"),
+                 "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": "100%"}},
+    }))
+    .unwrap();
+    sets.create(&PostParams::default(), &cs).await.unwrap();
+    let budgets = create_budget(
+        &ns,
+        "roll-pub",
+        json!({"selector": {"matchLabels": {"app": "roll"}}, "maxUnavailable": 1}),
+    )
+    .await;
+    wait_counts(&budgets, "roll-pub", (1, 4, 3, 4)).await;
+    wait_for("related-pub on every pod", TIMEOUT, || async {
+        let list = pods_of(&ns, "roll").await;
+        (list.len() == 4
+            && list
+                .iter()
+                .all(|p| p.annotations().contains_key("kruise.io/related-pub")))
+        .then_some(())
+    })
+    .await
+    .unwrap();
+
+    let pods: Api<Pod> = ns.api();
+    let min_ready = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(usize::MAX));
+    let sampler = {
+        let min_ready = min_ready.clone();
+        tokio::spawn(async move {
+            let mut state: std::collections::BTreeMap<String, bool> = Default::default();
+            let stream = watcher(pods, watcher::Config::default().labels("app=roll"))
+                .default_backoff()
+                .applied_objects();
+            futures::pin_mut!(stream);
+            while let Ok(Some(p)) = stream.try_next().await {
+                let ready = p.metadata.deletion_timestamp.is_none() && kruise_e2e::pod_ready(&p);
+                state.insert(p.name_any(), ready);
+                if state.len() >= 4 {
+                    let now = state.values().filter(|r| **r).count();
+                    min_ready.fetch_min(now, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    sets.patch(
+        "roll",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "main", "image": "nginx:1.26"}]}}}})),
+    )
+    .await
+    .unwrap();
+    wait_for_object(
+        &sets,
+        "roll",
+        "rollout complete",
+        Duration::from_secs(180),
+        |c| {
+            c.status.as_ref().is_some_and(|s| {
+                s.observed_generation == c.metadata.generation
+                    && s.updated_ready_replicas == 4
+                    && s.ready_replicas == 4
+            })
+        },
+    )
+    .await
+    .unwrap();
+    sampler.abort();
+    let min = min_ready.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        min >= 3 && min != usize::MAX,
+        "as few as {min} pods were ready"
+    );
+}

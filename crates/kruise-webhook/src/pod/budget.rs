@@ -128,7 +128,7 @@ fn annotation<'a>(
         .filter(|v| !v.is_empty())
 }
 
-/// `PodUnavailableBudgetValidatePod` (see the module docs).
+/// `PodUnavailableBudgetValidatePod` (see the module docs) for a pod of an admission request.
 async fn validate_pod(
     req: &Request,
     ctx: &HandlerContext,
@@ -138,43 +138,70 @@ async fn validate_pod(
     operation: Operation,
     dry_run: bool,
 ) -> Result<Option<String>, String> {
-    if annotation(&pod.metadata, keys::PUB_NO_PROTECT) == Some("true") {
-        return Ok(None);
-    }
     let cached: CachedPod = serde_json::to_value(pod)
         .and_then(serde_json::from_value)
         .map_err(|e| e.to_string())?;
-    if !engine::is_pod_available(&cached) {
-        return Ok(None);
-    }
     let ns = pod
         .metadata
         .namespace
         .as_deref()
         .or(req.namespace.as_deref())
         .unwrap_or("");
+    if !counts_against_budget(&cached) {
+        return Ok(None);
+    }
     let Some(budget) = lookup.budget(ns, budget_name).await? else {
         return Ok(None);
     };
+    admit(
+        lookup.client(),
+        &budget,
+        &cached,
+        operation,
+        ctx.gates.enabled(Feature::InPlacePodVerticalScaling),
+        dry_run,
+    )
+    .await
+}
+
+/// Whether a pod goes through a budget at all: not exempt (`pub.kruise.io/no-protect`) and
+/// available (ready and consistent: a pod that is not does not count as available, so
+/// disrupting it costs nothing).
+pub fn counts_against_budget(pod: &CachedPod) -> bool {
+    annotation(&pod.metadata, keys::PUB_NO_PROTECT) != Some("true") && engine::is_pod_available(pod)
+}
+
+/// The budget-spending half of `PodUnavailableBudgetValidatePod`, shared by the pod webhook and
+/// the CloneSet controller (OpenKruise checks a CloneSet's pod against its budget before
+/// updating it): `Ok(None)` admits `operation` on `pod` under `budget` (one unit spent and the
+/// pod recorded, unless `dry_run`, or nothing to spend), `Ok(Some(reason))` refuses it (Warning
+/// Event `PubPreventPodDeletion` on the pod). Without a client (tests, corpus replay) the
+/// verdict is taken on `budget` as it is, writing nothing.
+///
+/// # Errors
+/// None today; the `Result` leaves room for lookups the caller delegates.
+pub async fn admit(
+    client: Option<&kube::Client>,
+    budget: &Arc<PodUnavailableBudget>,
+    pod: &CachedPod,
+    operation: Operation,
+    in_place_vertical_scaling: bool,
+    dry_run: bool,
+) -> Result<Option<String>, String> {
     if budget
         .status
         .as_ref()
         .is_none_or(|s| s.desired_available == 0)
-        || !engine::needs_protection(
-            &budget,
-            operation,
-            ctx.gates.enabled(Feature::InPlacePodVerticalScaling),
-        )
+        || !engine::needs_protection(budget, operation, in_place_vertical_scaling)
     {
         return Ok(None);
     }
     let pod_name = pod.metadata.name.clone().unwrap_or_default();
-    if engine::is_recorded(&budget, &pod_name) {
+    if engine::is_recorded(budget, &pod_name) {
         return Ok(None);
     }
-    let Some(client) = lookup.client() else {
-        // A fixed cluster (tests, corpus replay): judged on the budget as it is.
-        let mut b = (*budget).clone();
+    let Some(client) = client else {
+        let mut b = (**budget).clone();
         return Ok(engine::check_and_decrement(
             &mut b,
             &pod_name,
@@ -183,12 +210,17 @@ async fn validate_pod(
         )
         .err());
     };
+    let ns = budget.metadata.namespace.clone().unwrap_or_default();
+    let budget_name = budget.metadata.name.clone().unwrap_or_default();
     let uid = budget.metadata.uid.clone().unwrap_or_default();
     let lock = keyed_lock(&uid);
     let _held = lock.lock().await;
-    let api: Api<PodUnavailableBudget> = Api::namespaced(client.clone(), ns);
-    let mut current = newer(&uid, budget);
+    let api: Api<PodUnavailableBudget> = Api::namespaced(client.clone(), &ns);
+    let mut current = newer(&uid, budget.clone());
     for attempt in 1..=CONFLICT_ATTEMPTS {
+        if engine::is_recorded(&current, &pod_name) {
+            return Ok(None);
+        }
         let mut next = (*current).clone();
         if let Err(reason) =
             engine::check_and_decrement(&mut next, &pod_name, operation, jiff::Timestamp::now())
@@ -200,7 +232,7 @@ async fn validate_pod(
             return Ok(None);
         }
         match api
-            .replace_status(budget_name, &PostParams::default(), &next)
+            .replace_status(&budget_name, &PostParams::default(), &next)
             .await
         {
             Ok(written) => {
@@ -209,7 +241,7 @@ async fn validate_pod(
             }
             Err(kube::Error::Api(e)) if e.code == 404 => return Ok(None),
             Err(kube::Error::Api(e)) if e.code == 409 && attempt < CONFLICT_ATTEMPTS => {
-                match api.get_opt(budget_name).await {
+                match api.get_opt(&budget_name).await {
                     Ok(Some(fresh)) => current = Arc::new(fresh),
                     Ok(None) => return Ok(None),
                     Err(e) => return Ok(Some(e.to_string())),
@@ -227,7 +259,7 @@ async fn validate_pod(
 }
 
 /// The Warning Event OpenKruise reports on a pod whose disruption a budget refused.
-async fn prevented(client: &kube::Client, pod: &Pod) {
+async fn prevented(client: &kube::Client, pod: &CachedPod) {
     static RECORDER: std::sync::OnceLock<kruise_runtime::events::EventRecorder> =
         std::sync::OnceLock::new();
     let recorder =

@@ -29,6 +29,7 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::apps::v1beta1::ImagePullJob;
 use kruise_api::pod::CachedPod;
+use kruise_api::policy::v1alpha1::PodUnavailableBudget;
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::Store;
@@ -79,6 +80,9 @@ pub struct State {
     /// ImagePullJobs (`apps.kruise.io/v1beta1`), read only with the
     /// `PreDownloadImageForInPlaceUpdate` gate (to delete a CloneSet's jobs after its update).
     pub image_pull_jobs: Option<Store<ImagePullJob>>,
+    /// PodUnavailableBudgets, read only with `PodUnavailableBudgetUpdateGate`: each pod is
+    /// checked against its budget before it is updated (OpenKruise's `Update` step 6).
+    pub budgets: Option<Informer<PodUnavailableBudget>>,
     /// OpenKruise's `cloneset_scale_expectation_leakage{namespace,name}`: scale expectations
     /// that stayed unsatisfied past `--expectation-timeout`.
     pub expectation_leakage: Family<ObjectLabels, UntypedCounter>,
@@ -118,6 +122,14 @@ pub fn setup(
             caches.push(jobs.synced());
             jobs.store().clone()
         });
+    let budgets = ctx
+        .gates
+        .enabled(kruise_runtime::features::Feature::PodUnavailableBudgetUpdateGate)
+        .then(|| {
+            let budgets = ctx.cache.informer::<PodUnavailableBudget>();
+            caches.push(budgets.synced());
+            budgets
+        });
     let (triggers, trigger_rx) = futures::channel::mpsc::unbounded();
     let expectations = scaffold::Expectations {
         scale: scale.clone(),
@@ -145,6 +157,7 @@ pub fn setup(
         status_writes: Default::default(),
         exclude_preparing_delete,
         image_pull_jobs,
+        budgets,
         expectation_leakage,
     };
     let triggers = runtime::Triggers::from_informer(&clonesets).reconcile_on(trigger_rx);

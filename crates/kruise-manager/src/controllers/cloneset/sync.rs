@@ -955,10 +955,64 @@ impl SyncControl<'_> {
         // 5. Limit by |updateNum| and maxUnavailable.
         let chosen = self.limit_update_indexes(&pods, &diffs, wait, &target.name_any());
 
-        // 6. Update them.
-        self.update_pods(type_, target, chosen.into_iter().map(|i| pods[i]))
+        // 6. Update them — each first checked against its PodUnavailableBudget; the first one
+        //    refused ends the step, which is tried again in a second.
+        let (admitted, refused) = self
+            .admitted_by_budgets(chosen.into_iter().map(|i| pods[i]))
             .await?;
-        Ok(action)
+        self.update_pods(type_, target, admitted.into_iter())
+            .await?;
+        Ok(if refused {
+            shortest(action, Some(Duration::from_secs(1)))
+        } else {
+            action
+        })
+    }
+
+    /// OpenKruise's PodUnavailableBudget check in `Update` (with gate
+    /// `PodUnavailableBudgetUpdateGate`): the pods, in order, up to the first one its budget
+    /// refuses to let become unavailable (each admitted one spends a unit and is recorded in
+    /// the budget's `unavailablePods`, so the pod webhook lets its update through), and whether
+    /// one was refused.
+    async fn admitted_by_budgets<'p>(
+        &self,
+        chosen: impl Iterator<Item = &'p CachedPod>,
+    ) -> Result<(Vec<&'p CachedPod>, bool), Error> {
+        let Some(budgets) = &self.state.budgets else {
+            return Ok((chosen.collect(), false));
+        };
+        let mut admitted = Vec::new();
+        for pod in chosen {
+            let related = pod
+                .annotations()
+                .get(kruise_api::keys::PUB_RELATED)
+                .filter(|n| !n.is_empty());
+            let budget = related.and_then(|name| {
+                budgets.store().get(
+                    &kube::runtime::reflector::ObjectRef::new(name)
+                        .within(&pod.namespace().unwrap_or_default()),
+                )
+            });
+            if let Some(budget) = budget
+                && kruise_webhook::pod::budget::counts_against_budget(pod)
+            {
+                let verdict = kruise_webhook::pod::budget::admit(
+                    Some(&self.ctx.client),
+                    &budget,
+                    pod,
+                    kruise_engines::podunavailablebudget::Operation::Update,
+                    self.ctx.gates.enabled(Feature::InPlacePodVerticalScaling),
+                    false,
+                )
+                .await
+                .map_err(Error::Other)?;
+                if verdict.is_some() {
+                    return Ok((admitted, true));
+                }
+            }
+            admitted.push(pod);
+        }
+        Ok((admitted, false))
     }
 
     /// Step 1 of OpenKruise `Update` (`refreshPodState` of every pod). Pods are independent:
@@ -1421,6 +1475,7 @@ mod status_write_tests {
             status_writes: Default::default(),
             exclude_preparing_delete: false,
             image_pull_jobs: None,
+            budgets: None,
             expectation_leakage: Default::default(),
         };
         let mut cs: CloneSet = serde_json::from_value(cloneset(3)).unwrap();
