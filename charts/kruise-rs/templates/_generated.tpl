@@ -267,6 +267,7 @@ podunavailablebudget:
     - list
     - watch
   webhooks:
+  - vpodunavailablebudget.kb.io
   - vpod.kb.io
   - vpodeviction.kb.io
   - mpod.kb.io
@@ -825,6 +826,29 @@ validating:
     - CREATE
     resources:
     - pods/eviction
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-policy-kruise-io-podunavailablebudget
+      port: 443
+  failurePolicy: Fail
+  name: vpodunavailablebudget.kb.io
+  rules:
+  - apiGroups:
+    - policy.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - podunavailablebudgets
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:

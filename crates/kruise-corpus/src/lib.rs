@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 mod pod_sidecarset;
+mod podunavailablebudget;
 mod sidecarset;
 
 pub use sidecarset::KRUISE_NAMESPACE;
@@ -726,6 +727,11 @@ pub fn all() -> Vec<Corpus> {
             name: "pod-sidecarset",
             cases: pod_sidecarset::cases(),
             cluster: pod_sidecarset::cluster(),
+        },
+        Corpus {
+            name: "podunavailablebudget",
+            cases: podunavailablebudget::cases(),
+            cluster: podunavailablebudget::cluster(),
         },
     ]
 }

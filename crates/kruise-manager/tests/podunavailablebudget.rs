@@ -335,11 +335,11 @@ async fn pending_disruptions_expire() {
     assert_eq!(b.status.unwrap().disrupted_pods, None);
 }
 
-/// The controller runs only with `PodUnavailableBudgetDeleteGate` or
-/// `PodUnavailableBudgetUpdateGate` on (OpenKruise's `Add`): with both off the budget gets no
-/// status while the other controllers work.
+/// With both `PodUnavailableBudgetDeleteGate` and `PodUnavailableBudgetUpdateGate` off, the
+/// controller does not run (OpenKruise's `Add`) and — as OpenKruise's webhook answers — no
+/// budget can be created; the other controllers work.
 #[tokio::test]
-async fn gates_off_no_controller() {
+async fn gates_off_no_budgets() {
     let (_env, ns, _m) = setup(
         "pub-gate",
         &[
@@ -349,25 +349,74 @@ async fn gates_off_no_controller() {
     )
     .await;
     let sets = create_cloneset(&ns, "off", 2).await;
-    let budgets = create_budget(
-        &ns,
-        "off-pub",
-        json!({"selector": {"matchLabels": {"app": "off"}}, "maxUnavailable": 1}),
-    )
-    .await;
     // The CloneSet controller reports both pods ready: the manager is running.
     wait_for_object(&sets, "off", "CloneSet ready", TIMEOUT, |c| {
         c.status.as_ref().is_some_and(|s| s.ready_replicas == 2)
     })
     .await
     .unwrap();
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let b = budgets.get("off-pub").await.unwrap();
-    assert_eq!(b.status, None, "no controller wrote the budget's status");
+    let api: Api<PodUnavailableBudget> = ns.api();
+    let b: PodUnavailableBudget = serde_json::from_value(json!({
+        "apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+        "metadata": {"name": "off-pub"},
+        "spec": {"selector": {"matchLabels": {"app": "off"}}, "maxUnavailable": 1},
+    }))
+    .unwrap();
+    match api.create(&PostParams::default(), &b).await {
+        Err(kube::Error::Api(e)) => assert!(
+            e.code == 400
+                && e.message.contains("feature PodUnavailableBudget is invalid, please open via feature-gate(PodUnavailableBudgetDeleteGate, PodUnavailableBudgetUpdateGate)"),
+            "{e:?}"
+        ),
+        other => panic!("created without the gates: {other:?}"),
+    }
     let pods = pods_of(&ns, "off").await;
     assert!(
         pods.iter()
             .all(|p| !p.annotations().contains_key("kruise.io/related-pub"))
+    );
+}
+
+/// An invalid budget is refused with OpenKruise's message naming the field; a second budget
+/// over the same workload is refused as a conflict.
+#[tokio::test]
+async fn invalid_and_conflicting_budgets_are_refused() {
+    let (_env, ns, _m) = setup("pub-valid", &[]).await;
+    let api: Api<PodUnavailableBudget> = ns.api();
+    let make = |name: &str, spec: Value| -> PodUnavailableBudget {
+        serde_json::from_value(json!({
+            "apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": name}, "spec": spec,
+        }))
+        .unwrap()
+    };
+    let err = api
+        .create(
+            &PostParams::default(),
+            &make("bad", json!({"selector": {"matchLabels": {"app": "x"}}})),
+        )
+        .await
+        .expect_err("no maxUnavailable or minAvailable");
+    assert!(
+        err.to_string().contains(
+            "spec.maxUnavailable, minAvailable: Required value: no maxUnavailable or minAvailable defined in PodUnavailableBudget"
+        ),
+        "{err}"
+    );
+    let by_ref = json!({"targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"},
+                        "maxUnavailable": 1});
+    api.create(&PostParams::default(), &make("first", by_ref.clone()))
+        .await
+        .unwrap();
+    let err = api
+        .create(&PostParams::default(), &make("second", by_ref))
+        .await
+        .expect_err("conflict");
+    assert!(
+        err.to_string().contains(
+            "pub.spec.targetReference is in conflict with other PodUnavailableBudget first"
+        ),
+        "{err}"
     );
 }
 

@@ -151,7 +151,7 @@ impl Feature {
         use Feature::*;
         match self {
             PodUnavailableBudgetDeleteGate | PodUnavailableBudgetUpdateGate => Some(
-                "PodUnavailableBudget: budgets are kept and enforced on pod deletions, evictions and updates, but PodUnavailableBudget objects are not validated at admission (vpodunavailablebudget.kb.io) and the pod_unavailable_budget metric is not exported yet",
+                "PodUnavailableBudget: budgets are kept, validated and enforced, but the pod_unavailable_budget metric (refusals by workload and user) is not exported yet",
             ),
             WorkloadSpread => Some(
                 "WorkloadSpread is not implemented: its objects are accepted but pods are not spread",

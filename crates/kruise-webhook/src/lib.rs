@@ -36,6 +36,7 @@ pub mod field;
 pub mod lookup;
 pub mod paths;
 pub mod pod;
+pub mod podunavailablebudget;
 pub mod registry;
 pub mod scope;
 pub mod server;

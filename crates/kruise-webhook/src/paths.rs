@@ -16,6 +16,8 @@ pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
 pub const MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
 /// SidecarSet validation (both versions).
 pub const VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";
+/// PodUnavailableBudget validation.
+pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podunavailablebudget";
 /// Pod mutation.
 pub const MUTATE_POD: &str = "/mutate-pod";
 /// Pod validation: deletions, evictions and updates held to PodUnavailableBudgets (webhooks

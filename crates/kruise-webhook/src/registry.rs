@@ -10,7 +10,10 @@ use std::pin::Pin;
 use kruise_runtime::features::{Feature, FeatureGates};
 
 use crate::paths;
-use crate::{HandlerContext, Request, Response, cloneset, daemonset, pod, sidecarset, statefulset};
+use crate::{
+    HandlerContext, Request, Response, cloneset, daemonset, pod, podunavailablebudget, sidecarset,
+    statefulset,
+};
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
 pub type Handler = for<'a> fn(
@@ -180,6 +183,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: true,
         gate: Some(Feature::PodWebhook),
         handler: |r, c| Box::pin(pod::budget::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vpodunavailablebudget.kb.io",
+        path: paths::VALIDATE_PODUNAVAILABLEBUDGET,
+        webhook_type: WebhookType::Validating,
+        api_group: "policy.kruise.io",
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "podunavailablebudgets",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(podunavailablebudget::validate(r, c)),
     },
     AdmissionEntry {
         name: "vsidecarset.kb.io",

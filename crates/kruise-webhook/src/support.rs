@@ -135,6 +135,7 @@ pub fn go_decoding_error(review: &serde_json::Value) -> Option<String> {
         ("apps.kruise.io", "v1beta1", "DaemonSet") => GoType::DaemonSetV1beta1,
         ("apps.kruise.io", "v1alpha1", "SidecarSet") => GoType::SidecarSetV1alpha1,
         ("apps.kruise.io", "v1beta1", "SidecarSet") => GoType::SidecarSetV1beta1,
+        ("policy.kruise.io", "v1alpha1", "PodUnavailableBudget") => GoType::PodUnavailableBudget,
         _ => return None,
     };
     ["/request/object", "/request/oldObject"]
@@ -173,6 +174,9 @@ impl GoShaped for kruise_api::apps::v1alpha1::SidecarSet {
 }
 impl GoShaped for kruise_api::apps::v1beta1::SidecarSet {
     const GO_TYPE: GoType = GoType::SidecarSetV1beta1;
+}
+impl GoShaped for kruise_api::policy::v1alpha1::PodUnavailableBudget {
+    const GO_TYPE: GoType = GoType::PodUnavailableBudget;
 }
 
 /// Decodes a workload as OpenKruise's webhook does: refused where Go's `json.Unmarshal` into

@@ -40,6 +40,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("daemonset-v1beta1", 800),
     ("pod", 900),
     ("pod-sidecarset", 570),
+    ("podunavailablebudget", 100),
     ("sidecarset-v1alpha1", 1000),
     ("sidecarset-v1beta1", 1000),
     ("statefulset-v1alpha1", 800),
@@ -95,6 +96,7 @@ fn recorded_cluster(stem: &str) -> FixedCluster {
         controller_revisions: decode(&v, "controllerRevisions"),
         config_maps: decode(&v, "configMaps"),
         namespaces: decode(&v, "namespaces"),
+        budgets: decode(&v, "podUnavailableBudgets"),
         ..FixedCluster::default()
     }
 }

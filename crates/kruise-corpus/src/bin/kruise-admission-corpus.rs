@@ -85,6 +85,10 @@ fn paths(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/mutate-apps-kruise-io-sidecarset"),
             Some("/validate-apps-kruise-io-sidecarset"),
         ),
+        "PodUnavailableBudget" => (
+            None,
+            Some("/validate-policy-kruise-io-podunavailablebudget"),
+        ),
         _ => (None, None),
     }
 }
@@ -247,6 +251,7 @@ fn api_resource(obj: &Value) -> Result<(kube::api::ApiResource, bool)> {
         "Namespace" => ("namespaces", false),
         "ConfigMap" => ("configmaps", true),
         "ControllerRevision" => ("controllerrevisions", true),
+        "PodUnavailableBudget" => ("podunavailablebudgets", true),
         other => bail!("no API resource known for cluster object kind {other}"),
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -425,7 +430,8 @@ async fn set_up_cluster(
 /// run removed: every SidecarSet (v1beta1, with its status: the pod webhook writes
 /// `status.latestRevision` into the pods it injects; no pod exists, so its counters are 0),
 /// ConfigMap `kruise-configuration`, every
-/// ControllerRevision of the manager's namespace, and those of `namespaces` that exist (key
+/// ControllerRevision of the manager's namespace, the PodUnavailableBudgets of the corpus
+/// namespace, and those of `namespaces` that exist (key
 /// `namespaces`, only when `namespaces` is not empty), sorted by name.
 async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value> {
     fn clean(mut v: Value) -> Value {
@@ -510,10 +516,25 @@ async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value>
             s["status"] = status.clone();
         }
     }
+    let pub_kind = json!({"apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+                          "metadata": {"namespace": corpus::NAMESPACE}});
+    let budgets: Vec<Value> = dynamic_api(client, &pub_kind)?
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .map(|o| {
+            let mut v = serde_json::to_value(o).unwrap_or_default();
+            v["apiVersion"] = json!("policy.kruise.io/v1alpha1");
+            v["kind"] = json!("PodUnavailableBudget");
+            v
+        })
+        .collect();
     let mut out = json!({
         "sidecarSets": sidecar_sets,
         "configMaps": sorted(config_maps),
         "controllerRevisions": sorted(revisions),
+        "podUnavailableBudgets": sorted(budgets),
     });
     if !namespaces.is_empty() {
         let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());

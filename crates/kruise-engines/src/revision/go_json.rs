@@ -49,6 +49,8 @@ pub enum GoType {
     SidecarSetV1alpha1,
     /// OpenKruise v1.9.0 `apps/v1beta1.SidecarSet`.
     SidecarSetV1beta1,
+    /// OpenKruise v1.9.0 `policy/v1alpha1.PodUnavailableBudget`.
+    PodUnavailableBudget,
 }
 
 impl GoType {
@@ -64,6 +66,7 @@ impl GoType {
             GoType::DaemonSetV1beta1 => "apps/v1beta1.DaemonSet",
             GoType::SidecarSetV1alpha1 => "apps/v1alpha1.SidecarSet",
             GoType::SidecarSetV1beta1 => "apps/v1beta1.SidecarSet",
+            GoType::PodUnavailableBudget => "policy/v1alpha1.PodUnavailableBudget",
         }
     }
 }

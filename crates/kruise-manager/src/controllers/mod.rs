@@ -273,7 +273,12 @@ pub const REGISTRY: &[ControllerEntry] = &[
         },
         workers: Some(3),
         crds: &["podunavailablebudgets.policy.kruise.io"],
-        webhooks: &["vpod.kb.io", "vpodeviction.kb.io", "mpod.kb.io"],
+        webhooks: &[
+            "vpodunavailablebudget.kb.io",
+            "vpod.kb.io",
+            "vpodeviction.kb.io",
+            "mpod.kb.io",
+        ],
         gates: &[
             Feature::PodUnavailableBudgetDeleteGate,
             Feature::PodUnavailableBudgetUpdateGate,

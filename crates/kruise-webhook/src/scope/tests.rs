@@ -142,8 +142,11 @@ fn eval_op(expr: &str, operation: &str, object: Value, old: Value) -> bool {
     let mut ctx = Context::default();
     ctx.add_variable("object", object).unwrap();
     ctx.add_variable("oldObject", old).unwrap();
-    ctx.add_variable("request", json!({"namespace": "ns", "operation": operation}))
-        .unwrap();
+    ctx.add_variable(
+        "request",
+        json!({"namespace": "ns", "operation": operation}),
+    )
+    .unwrap();
     match program.execute(&ctx) {
         Ok(CelValue::Bool(b)) => b,
         other => panic!("{expr}: {other:?}"),
@@ -160,15 +163,25 @@ fn pod_validating_webhooks_are_called_only_for_pods_naming_a_budget() {
     assert!(eval_op(&both, "UPDATE", covered.clone(), plain.clone()));
     assert!(!eval_op(&both, "UPDATE", plain.clone(), covered.clone()));
     // Default gates (delete only): updates never call it.
-    let delete = budget_condition("vpod.kb.io", true, false).unwrap().unwrap();
-    assert!(!eval_op(&delete, "UPDATE", covered.clone(), covered.clone()));
+    let delete = budget_condition("vpod.kb.io", true, false)
+        .unwrap()
+        .unwrap();
+    assert!(!eval_op(
+        &delete,
+        "UPDATE",
+        covered.clone(),
+        covered.clone()
+    ));
     assert!(eval_op(&delete, "DELETE", Value::Null, covered.clone()));
     assert_eq!(
         budget_condition("vpod.kb.io", false, false),
         Some(Some("false".to_string()))
     );
     // Evictions do not carry the pod: every one while the delete gate is on.
-    assert_eq!(budget_condition("vpodeviction.kb.io", true, false), Some(None));
+    assert_eq!(
+        budget_condition("vpodeviction.kb.io", true, false),
+        Some(None)
+    );
     assert_eq!(
         budget_condition("vpodeviction.kb.io", false, true),
         Some(Some("false".to_string()))
