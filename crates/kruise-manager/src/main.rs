@@ -413,6 +413,11 @@ async fn start_webhooks(
         }),
     });
     let webhook_metrics = wserver::WebhookMetrics::register(&ctx.metrics);
+    ctx.metrics.register(
+        "pod_unavailable_budget",
+        "Pod Unavailable Budget Metrics",
+        kruise_webhook::pod::budget::REFUSALS.clone(),
+    );
     let served = admission_runtime()?.spawn({
         let store = store.clone();
         let stop = stop.clone();

@@ -520,7 +520,7 @@ async fn eviction_storm_never_takes_more_than_the_budget() {
 #[tokio::test]
 async fn deletions_dry_run_and_exemptions() {
     use kube::api::DeleteParams;
-    let (_env, ns, _m) = setup("pub-del", &[]).await;
+    let (_env, ns, m) = setup("pub-del", &[]).await;
     create_cloneset(&ns, "del", 3).await;
     let budgets = create_budget(
         &ns,
@@ -579,6 +579,17 @@ async fn deletions_dry_run_and_exemptions() {
         }
         other => panic!("unexpected error {other}"),
     }
+    // OpenKruise's pod_unavailable_budget counter names the workload and the user.
+    let text = m.process.metrics_text().await.expect("metrics");
+    let line = format!(
+        "pod_unavailable_budget{{kind_namespace_name=\"CloneSet_{}_del\"",
+        ns.name()
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&line) && l.ends_with(" 1")),
+        "{line} not in the metrics"
+    );
     // Exempt: no-protect.
     pods.patch(
         &names[1],

@@ -150,9 +150,6 @@ impl Feature {
     pub const fn unimplemented(self) -> Option<&'static str> {
         use Feature::*;
         match self {
-            PodUnavailableBudgetDeleteGate | PodUnavailableBudgetUpdateGate => Some(
-                "PodUnavailableBudget: budgets are kept, validated and enforced, but the pod_unavailable_budget metric (refusals by workload and user) is not exported yet",
-            ),
             WorkloadSpread => Some(
                 "WorkloadSpread is not implemented: its objects are accepted but pods are not spread",
             ),
@@ -508,14 +505,7 @@ mod tests {
             .into_iter()
             .map(|(f, _)| f)
             .collect();
-        assert_eq!(
-            defaults,
-            [
-                PodUnavailableBudgetDeleteGate,
-                WorkloadSpread,
-                PodProbeMarkerGate
-            ]
-        );
+        assert_eq!(defaults, [WorkloadSpread, PodProbeMarkerGate]);
         let all = FeatureGates::parse("AllAlpha=true,AllBeta=true").expect("parse");
         let missing = enabled_unimplemented(&all);
         assert!(missing.iter().any(|(f, _)| *f == ImagePullJobGate));

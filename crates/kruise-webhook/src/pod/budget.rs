@@ -36,6 +36,25 @@ use crate::lookup::Lookup;
 use crate::support::{CODE_BAD_REQUEST, CODE_FORBIDDEN, allow, decode, errored};
 use crate::{HandlerContext, Request, Response};
 
+/// Labels of [`REFUSALS`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, prometheus_client::encoding::EncodeLabelSet)]
+pub struct RefusalLabels {
+    /// `<kind>_<namespace>_<name>` of the pod's workload (`unknown_<namespace>_<pod>` without
+    /// one).
+    pub kind_namespace_name: String,
+    /// Who asked (the request's user; `kruise-manager` for the CloneSet controller).
+    pub username: String,
+}
+
+/// OpenKruise's `pod_unavailable_budget` counter: disruptions a budget refused, by workload and
+/// user. The process registers it once (`kruise-manager` does at start-up).
+pub static REFUSALS: LazyLock<
+    prometheus_client::metrics::family::Family<
+        RefusalLabels,
+        kruise_runtime::metrics::UntypedCounter,
+    >,
+> = LazyLock::new(Default::default);
+
 /// How many times a status write that conflicts is tried (OpenKruise's `ConflictRetry`).
 const CONFLICT_ATTEMPTS: usize = 4;
 
@@ -153,13 +172,17 @@ async fn validate_pod(
     let Some(budget) = lookup.budget(ns, budget_name).await? else {
         return Ok(None);
     };
+    let username = req.user_info.username.clone().unwrap_or_default();
     admit(
         lookup.client(),
         &budget,
         &cached,
-        operation,
-        ctx.gates.enabled(Feature::InPlacePodVerticalScaling),
-        dry_run,
+        &Disruption {
+            operation,
+            in_place_vertical_scaling: ctx.gates.enabled(Feature::InPlacePodVerticalScaling),
+            username: &username,
+            dry_run,
+        },
     )
     .await
 }
@@ -184,10 +207,14 @@ pub async fn admit(
     client: Option<&kube::Client>,
     budget: &Arc<PodUnavailableBudget>,
     pod: &CachedPod,
-    operation: Operation,
-    in_place_vertical_scaling: bool,
-    dry_run: bool,
+    disruption: &Disruption<'_>,
 ) -> Result<Option<String>, String> {
+    let Disruption {
+        operation,
+        in_place_vertical_scaling,
+        username,
+        dry_run,
+    } = *disruption;
     if budget
         .status
         .as_ref()
@@ -225,6 +252,7 @@ pub async fn admit(
         if let Err(reason) =
             engine::check_and_decrement(&mut next, &pod_name, operation, jiff::Timestamp::now())
         {
+            count_refusal(pod, username);
             prevented(client, pod).await;
             return Ok(Some(reason));
         }
@@ -256,6 +284,48 @@ pub async fn admit(
         }
     }
     Ok(None)
+}
+
+/// What is asked of a budget for one pod ([`admit`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Disruption<'a> {
+    /// The operation.
+    pub operation: Operation,
+    /// Gate `InPlacePodVerticalScaling` (without it a guarded UPDATE guards RESIZE too).
+    pub in_place_vertical_scaling: bool,
+    /// Who asks (the request's user; `kruise-manager` for the CloneSet controller).
+    pub username: &'a str,
+    /// A dry run: judged, nothing written.
+    pub dry_run: bool,
+}
+
+/// One more refusal in [`REFUSALS`] for `pod` (labels as OpenKruise's).
+fn count_refusal(pod: &CachedPod, username: &str) {
+    let ns = pod
+        .metadata
+        .namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("default");
+    let (kind, name) = match pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+    {
+        Some(o) => (o.kind.clone(), o.name.clone()),
+        None => (
+            "unknown".to_string(),
+            pod.metadata.name.clone().unwrap_or_default(),
+        ),
+    };
+    REFUSALS
+        .get_or_create(&RefusalLabels {
+            kind_namespace_name: format!("{kind}_{ns}_{name}"),
+            username: username.to_string(),
+        })
+        .inc();
 }
 
 /// The Warning Event OpenKruise reports on a pod whose disruption a budget refused.

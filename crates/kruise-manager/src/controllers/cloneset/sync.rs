@@ -1000,9 +1000,15 @@ impl SyncControl<'_> {
                     Some(&self.ctx.client),
                     &budget,
                     pod,
-                    kruise_engines::podunavailablebudget::Operation::Update,
-                    self.ctx.gates.enabled(Feature::InPlacePodVerticalScaling),
-                    false,
+                    &kruise_webhook::pod::budget::Disruption {
+                        operation: kruise_engines::podunavailablebudget::Operation::Update,
+                        in_place_vertical_scaling: self
+                            .ctx
+                            .gates
+                            .enabled(Feature::InPlacePodVerticalScaling),
+                        username: "kruise-manager",
+                        dry_run: false,
+                    },
                 )
                 .await
                 .map_err(Error::Other)?;
