@@ -346,6 +346,11 @@ async fn start_webhooks(
         ctx.cache
             .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>()
     });
+    // So are PodUnavailableBudgets, for the eviction webhook's scope.
+    let budgets = webhooks.serves_name("vpodeviction.kb.io").then(|| {
+        ctx.cache
+            .informer::<kruise_api::policy::v1alpha1::PodUnavailableBudget>()
+    });
     let endpoint = match &args.webhook_host {
         Some(host) => controller::Endpoint::Url {
             host: host.clone(),
@@ -378,6 +383,7 @@ async fn start_webhooks(
         } else {
             controller::PodScope::Needed {
                 sidecarsets: sidecarsets.clone(),
+                budgets: budgets.clone(),
                 every_pod: ctx
                     .gates
                     .enabled(kruise_runtime::features::Feature::KruisePodReadinessGate),
@@ -436,7 +442,10 @@ async fn start_webhooks(
     // The pod webhook's scope follows the SidecarSets: resync on every change.
     let wake = Arc::new(tokio::sync::Notify::new());
     if let Some(sidecarsets) = sidecarsets {
-        follow_sidecarsets(sidecarsets, wake.clone(), stop.clone());
+        follow(sidecarsets, wake.clone(), stop.clone());
+    }
+    if let Some(budgets) = budgets {
+        follow(budgets, wake.clone(), stop.clone());
     }
     tokio::spawn(controller::run(
         ctx.client.clone(),
@@ -449,15 +458,16 @@ async fn start_webhooks(
     Ok(served)
 }
 
-/// Wakes the webhook controller (`wake`) when the SidecarSets are first known and on every
-/// change of one, so the pod webhook's scope follows them at once.
-fn follow_sidecarsets(
-    sidecarsets: kruise_runtime::cache::Informer<kruise_api::apps::v1beta1::SidecarSet>,
+/// Wakes the webhook controller (`wake`) when the objects a pod webhook's scope derives from
+/// (SidecarSets, PodUnavailableBudgets) are first known and on every change of one, so the
+/// scope follows them at once.
+fn follow<K: kruise_runtime::cache::Cached>(
+    informer: kruise_runtime::cache::Informer<K>,
     wake: Arc<tokio::sync::Notify>,
     stop: CancellationToken,
 ) {
-    let mut changes = sidecarsets.subscribe();
-    let synced = sidecarsets.synced();
+    let mut changes = informer.subscribe();
+    let synced = informer.synced();
     tokio::spawn(async move {
         use futures::StreamExt;
         // The scope narrows once the SidecarSets are known (every pod until then).

@@ -507,6 +507,7 @@ async fn with_external_certificates_selected_pods_still_get_their_sidecar() {
         timeout_seconds: Some(controller::DEFAULT_TIMEOUT_SECONDS),
         pod_scope: controller::PodScope::Needed {
             sidecarsets: None,
+            budgets: None,
             every_pod: false,
         },
         webhooks: Default::default(),

@@ -696,3 +696,67 @@ async fn cloneset_rollout_goes_at_the_budgets_pace() {
         "as few as {min} pods were ready"
     );
 }
+
+/// Admission that cannot block a cluster: with the manager killed, pods of a namespace holding
+/// no budget are still evicted and deleted (the eviction webhook is called only in namespaces
+/// with a budget, the pod webhook only for pods naming one), while in a namespace with a budget
+/// an eviction is refused by the unreachable webhook (`failurePolicy: Fail`), as OpenKruise's.
+#[tokio::test]
+async fn a_killed_manager_blocks_no_eviction_outside_budgets() {
+    use kube::api::{DeleteParams, EvictParams};
+    let plain = |name: &str, app: &str| -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": {"app": app}},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
+        }))
+        .unwrap()
+    };
+    // No budget in the namespace.
+    let (_env, ns, mut m) = setup("pub-dead", &[]).await;
+    let pods: Api<Pod> = ns.api();
+    for n in ["free-0", "free-1"] {
+        pods.create(&PostParams::default(), &plain(n, "free"))
+            .await
+            .unwrap();
+    }
+    m.process.kill();
+    pods.evict("free-0", &EvictParams::default())
+        .await
+        .expect("eviction with the manager down in a namespace without budgets");
+    pods.delete("free-1", &DeleteParams::default())
+        .await
+        .expect("deletion with the manager down");
+
+    // A namespace with a budget: evictions go to the (dead) webhook.
+    let (_env, ns, mut m) = setup("pub-dead2", &[]).await;
+    let pods: Api<Pod> = ns.api();
+    create_budget(
+        &ns,
+        "guard",
+        json!({"selector": {"matchLabels": {"app": "guarded"}}, "maxUnavailable": 1}),
+    )
+    .await;
+    pods.create(&PostParams::default(), &plain("guarded-0", "guarded"))
+        .await
+        .unwrap();
+    // The eviction webhook's scope follows the budget: an eviction reaches the webhook.
+    wait_for("eviction judged by the webhook", TIMEOUT, || async {
+        // A dry run: the webhook answers (pod not ready yet or budget allows) without effect.
+        let dry = EvictParams {
+            delete_options: Some(DeleteParams {
+                dry_run: true,
+                ..DeleteParams::default()
+            }),
+            ..EvictParams::default()
+        };
+        pods.evict("guarded-0", &dry).await.ok()
+    })
+    .await
+    .unwrap();
+    m.process.kill();
+    let err = pods
+        .evict("guarded-0", &EvictParams::default())
+        .await
+        .expect_err("the webhook is down");
+    assert!(err.to_string().contains("vpodeviction.kb.io"), "{err}");
+}

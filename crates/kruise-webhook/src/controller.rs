@@ -140,6 +140,11 @@ pub enum PodScope {
     Needed {
         /// Where SidecarSets are read (the shared cache).
         sidecarsets: Option<kruise_runtime::cache::Informer<kruise_api::apps::v1beta1::SidecarSet>>,
+        /// Where PodUnavailableBudgets are read (the eviction webhook is called only in their
+        /// namespaces); `None` when this manager serves no budget checks.
+        budgets: Option<
+            kruise_runtime::cache::Informer<kruise_api::policy::v1alpha1::PodUnavailableBudget>,
+        >,
         /// Every pod needs the webhook anyway.
         every_pod: bool,
     },
@@ -158,17 +163,54 @@ impl std::fmt::Debug for PodScope {
 }
 
 impl PodScope {
-    /// Waits at most `wait` for the caches the condition derives from (SidecarSets) to complete
+    /// Waits at most `wait` for the caches the conditions derive from (SidecarSets,
+    /// PodUnavailableBudgets) to complete
     /// their initial list, so that the first configuration written is already the narrowed one
     /// and not rewritten a moment later.
     pub async fn wait_synced(&self, wait: std::time::Duration) {
-        if let PodScope::Needed {
-            sidecarsets: Some(i),
+        let PodScope::Needed {
+            sidecarsets,
+            budgets,
             ..
         } = self
-        {
-            let _ = tokio::time::timeout(wait, i.synced().wait()).await;
+        else {
+            return;
+        };
+        let syncs: Vec<_> = sidecarsets
+            .iter()
+            .map(|i| i.synced())
+            .chain(budgets.iter().map(|i| i.synced()))
+            .collect();
+        let _ = tokio::time::timeout(wait, async {
+            for s in syncs {
+                s.wait().await;
+            }
+        })
+        .await;
+    }
+
+    /// The namespaces holding a PodUnavailableBudget, sorted; `None` when budgets are not read
+    /// or their cache has not completed its initial list (then every eviction calls the
+    /// webhook).
+    pub fn budget_namespaces(&self) -> Option<Vec<String>> {
+        let PodScope::Needed {
+            budgets: Some(b), ..
+        } = self
+        else {
+            return None;
+        };
+        if !b.synced().is_synced() {
+            return None;
         }
+        let mut nss: Vec<String> = b
+            .store()
+            .state()
+            .iter()
+            .filter_map(|x| x.metadata.namespace.clone())
+            .collect();
+        nss.sort();
+        nss.dedup();
+        Some(nss)
     }
 
     /// The `matchConditions` expression of the pod webhook now; `None` for every pod.
@@ -178,6 +220,7 @@ impl PodScope {
             PodScope::Needed {
                 sidecarsets,
                 every_pod,
+                ..
             } => {
                 // Until the SidecarSet cache has completed its initial list, the webhook cannot
                 // know which pods a SidecarSet selects: every pod (a restarted manager must not
@@ -304,6 +347,7 @@ pub fn typed_configurations(
                 e.name,
                 gates.enabled(Feature::PodUnavailableBudgetDeleteGate),
                 gates.enabled(Feature::PodUnavailableBudgetUpdateGate),
+                s.pod_scope.budget_namespaces().as_deref(),
             ) {
                 return cond.map(|expression| {
                     vec![MatchCondition {
@@ -498,6 +542,7 @@ pub fn manifests() -> Vec<(String, String)> {
         pod_scope: PodScope::Needed {
             sidecarsets: None,
             every_pod: false,
+            budgets: None,
         },
         webhooks: registry::Selection::default(),
     };
@@ -822,14 +867,19 @@ pub async fn run(
     // The pod webhook's condition as last applied: a SidecarSet change that does not change it
     // (e.g. a status write) costs no write.
     let mut applied_condition: Option<Option<String>> = None;
+    // The namespaces holding a PodUnavailableBudget as last applied (the eviction webhook's
+    // scope, in the validating configuration).
+    let mut applied_namespaces: Option<Option<Vec<String>>> = None;
     s.pod_scope.wait_synced(SCOPE_SYNC_WAIT).await;
     loop {
         let full = bundle.is_none() || tokio::time::Instant::now() >= next_full;
         let condition = s.pod_scope.condition();
+        let namespaces = s.pod_scope.budget_namespaces();
         if full {
             match sync_once(&client, &s, &store, &mut applied).await {
                 Ok(b) => {
                     applied_condition = Some(condition);
+                    applied_namespaces = Some(namespaces.clone());
                     bundle = Some(b);
                     next_full = tokio::time::Instant::now() + RESYNC;
                     if !ready {
@@ -851,6 +901,16 @@ pub async fn run(
             // period.
             match sync_mutating(&client, &s, b, &mut applied).await {
                 Ok(()) => applied_condition = Some(condition),
+                Err(e) => warn!(error = %e, "webhook configuration update failed"),
+            }
+        }
+        if !full
+            && let Some(b) = &bundle
+            && applied_namespaces.as_ref() != Some(&namespaces)
+        {
+            // A budget appeared in or left a namespace: the eviction webhook follows at once.
+            match sync_validating(&client, &s, b, &mut applied).await {
+                Ok(()) => applied_namespaces = Some(namespaces),
                 Err(e) => warn!(error = %e, "webhook configuration update failed"),
             }
         }
@@ -876,6 +936,21 @@ async fn sync_mutating(
     let (mutating_name, _) = s.configuration_names();
     let served = s.webhooks.paths();
     apply_configuration(&mapi, &mutating_name, &pp, &mutating, &served, applied).await
+}
+
+/// Re-applies only the validating configuration (the eviction webhook's scope changed).
+async fn sync_validating(
+    client: &Client,
+    s: &WebhookSettings,
+    bundle: &CertBundle,
+    applied: &mut AppliedConfigurations,
+) -> Result<(), kube::Error> {
+    let (_, validating) = desired_configurations(s, bundle);
+    let vapi: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let pp = PatchParams::apply("kruise-manager").force();
+    let (_, validating_name) = s.configuration_names();
+    let served = s.webhooks.paths();
+    apply_configuration(&vapi, &validating_name, &pp, &validating, &served, applied).await
 }
 
 #[cfg(test)]
@@ -995,6 +1070,7 @@ mod tests {
         let scope = PodScope::Needed {
             sidecarsets: Some(informer.clone()),
             every_pod: false,
+            budgets: None,
         };
         assert_eq!(scope.condition(), None, "not synced yet: every pod");
         assert!(informer.synced().wait().await);
@@ -1009,6 +1085,7 @@ mod tests {
         s.pod_scope = PodScope::Needed {
             sidecarsets: None,
             every_pod: false,
+            budgets: None,
         };
         s.failure_policies
             .insert("mpod.kb.io".into(), "Ignore".into());
@@ -1036,6 +1113,7 @@ mod tests {
         s.pod_scope = PodScope::Needed {
             sidecarsets: None,
             every_pod: true,
+            budgets: None,
         };
         let (m, _) = configurations(&s, "CA");
         assert!(hook(&m, "mpod.kb.io").get("matchConditions").is_none());

@@ -186,13 +186,15 @@ pub fn pod_webhook_condition(sidecarsets: &[SidecarSet], every_pod: bool) -> Opt
 /// admits every pod without the `kruise.io/related-pub` annotation, so a deletion
 /// (`PodUnavailableBudgetDeleteGate`) calls it only for a pod with the annotation, an update
 /// (`PodUnavailableBudgetUpdateGate`) only for a new pod with it; an eviction names the pod but
-/// does not carry it, so evictions call it whenever the delete gate is on. `None` for another
-/// webhook; `Some(None)`: no condition (every request); `Some(Some("false"))` when the gates
-/// leave nothing to check.
+/// does not carry it, so an eviction calls it when its namespace is among `budget_namespaces`
+/// (the namespaces holding a budget; `None`: not known yet, every eviction calls it). `None`
+/// for another webhook; `Some(None)`: no condition (every request); `Some(Some("false"))` when
+/// nothing is left to check.
 pub fn budget_condition(
     webhook: &str,
     delete_gate: bool,
     update_gate: bool,
+    budget_namespaces: Option<&[String]>,
 ) -> Option<Option<String>> {
     let has = |obj: &str| {
         format!(
@@ -221,7 +223,11 @@ pub fn budget_condition(
                 terms.join(" || ")
             }))
         }
-        "vpodeviction.kb.io" => Some((!delete_gate).then(|| "false".to_string())),
+        "vpodeviction.kb.io" => Some(match (delete_gate, budget_namespaces) {
+            (false, _) | (true, Some([])) => Some("false".to_string()),
+            (true, None) => None,
+            (true, Some(nss)) => Some(format!("request.namespace in {}", list(nss))),
+        }),
         _ => None,
     }
 }

@@ -157,13 +157,15 @@ fn eval_op(expr: &str, operation: &str, object: Value, old: Value) -> bool {
 fn pod_validating_webhooks_are_called_only_for_pods_naming_a_budget() {
     let plain = json!({"metadata": {"name": "p"}});
     let covered = json!({"metadata": {"name": "p", "annotations": {"kruise.io/related-pub": "b"}}});
-    let both = budget_condition("vpod.kb.io", true, true).unwrap().unwrap();
+    let both = budget_condition("vpod.kb.io", true, true, None)
+        .unwrap()
+        .unwrap();
     assert!(eval_op(&both, "DELETE", Value::Null, covered.clone()));
     assert!(!eval_op(&both, "DELETE", Value::Null, plain.clone()));
     assert!(eval_op(&both, "UPDATE", covered.clone(), plain.clone()));
     assert!(!eval_op(&both, "UPDATE", plain.clone(), covered.clone()));
     // Default gates (delete only): updates never call it.
-    let delete = budget_condition("vpod.kb.io", true, false)
+    let delete = budget_condition("vpod.kb.io", true, false, None)
         .unwrap()
         .unwrap();
     assert!(!eval_op(
@@ -174,17 +176,28 @@ fn pod_validating_webhooks_are_called_only_for_pods_naming_a_budget() {
     ));
     assert!(eval_op(&delete, "DELETE", Value::Null, covered.clone()));
     assert_eq!(
-        budget_condition("vpod.kb.io", false, false),
+        budget_condition("vpod.kb.io", false, false, None),
         Some(Some("false".to_string()))
     );
-    // Evictions do not carry the pod: every one while the delete gate is on.
+    // Evictions do not carry the pod: by namespace — every one until the budgets are known,
+    // none without a budget, those of namespaces holding one.
     assert_eq!(
-        budget_condition("vpodeviction.kb.io", true, false),
+        budget_condition("vpodeviction.kb.io", true, false, None),
         Some(None)
     );
     assert_eq!(
-        budget_condition("vpodeviction.kb.io", false, true),
+        budget_condition("vpodeviction.kb.io", true, false, Some(&[])),
         Some(Some("false".to_string()))
     );
-    assert_eq!(budget_condition("mpod.kb.io", true, true), None);
+    assert_eq!(
+        budget_condition("vpodeviction.kb.io", false, true, None),
+        Some(Some("false".to_string()))
+    );
+    let nss = ["a".to_string(), "b".to_string()];
+    let some = budget_condition("vpodeviction.kb.io", true, false, Some(&nss))
+        .unwrap()
+        .unwrap();
+    assert!(eval(&some, &json!({}), "b"));
+    assert!(!eval(&some, &json!({}), "c"));
+    assert_eq!(budget_condition("mpod.kb.io", true, true, None), None);
 }
