@@ -6,7 +6,7 @@
 #   hack/conformance/conformance.sh AREA          # make conformance AREA=<area>
 #
 # AREA is one of the rows of README's conformance table (CloneSet, StatefulSet, DaemonSet,
-# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget), which carry the label filter and the specs this testbed
+# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection), which carry the label filter and the specs this testbed
 # cannot run (real kubelet, kruise-daemon, storage); any other value is used as a ginkgo label
 # filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
 # KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
@@ -46,6 +46,10 @@ case "$AREA" in
   SidecarResourcesPolicy)
     LABEL='SidecarResourcesPolicy'
     DEFAULT_SKIP='' ;;
+  DeletionProtection)
+    LABEL='DeletionProtection'
+    # Needs a PVC of StorageClass "standard" to become Bound (no provisioner on the testbed).
+    DEFAULT_SKIP='ns should be protected' ;;
   PodUnavailableBudget)
     LABEL='PodUnavailableBudget'
     # These expect an unpullable image to leave a container NotReady; kwok marks it Ready, so

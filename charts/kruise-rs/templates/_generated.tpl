@@ -428,6 +428,18 @@ statefulset:
   - vstatefulset.kb.io
 {{- end -}}
 
+{{- /* Admission webhooks of no controller, served whatever controllers run. */ -}}
+{{- define "kruise-rs.gen.alwaysServed" -}}
+webhooks:
+- vbuiltindeployment.kb.io
+- vbuiltinreplicaset.kb.io
+- vbuiltinstatefulset.kb.io
+- vcustomresourcedefinition.kb.io
+- vingress.kb.io
+- vnamespace.kb.io
+- vservice.kb.io
+{{- end -}}
+
 {{- /* The manager's rules whatever controllers run: leader election, Events, the webhook server and its certificate/configuration controller. */ -}}
 {{- define "kruise-rs.gen.managerRules" -}}
 rules:
@@ -524,6 +536,20 @@ rules:
   - get
   - list
   - watch
+- apiGroups:
+  - ''
+  resources:
+  - persistentvolumeclaims
+  verbs:
+  - get
+  - list
+  - watch
+- apiGroups:
+  - '*'
+  resources:
+  - '*'
+  verbs:
+  - list
 {{- end -}}
 
 {{- /* kruise-daemon's rules (config/rbac/daemon_role.yaml). */ -}}
@@ -723,6 +749,81 @@ validating:
     service:
       name: kruise-webhook-service
       namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-deployment
+      port: 443
+  failurePolicy: Fail
+  matchConditions:
+  - expression: 'false'
+    name: kruise-rs-pod-needs-kruise
+  name: vbuiltindeployment.kb.io
+  rules:
+  - apiGroups:
+    - apps
+    apiVersions:
+    - v1
+    operations:
+    - DELETE
+    resources:
+    - deployments
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-replicaset
+      port: 443
+  failurePolicy: Fail
+  matchConditions:
+  - expression: 'false'
+    name: kruise-rs-pod-needs-kruise
+  name: vbuiltinreplicaset.kb.io
+  rules:
+  - apiGroups:
+    - apps
+    apiVersions:
+    - v1
+    operations:
+    - DELETE
+    resources:
+    - replicasets
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-statefulset
+      port: 443
+  failurePolicy: Fail
+  matchConditions:
+  - expression: 'false'
+    name: kruise-rs-pod-needs-kruise
+  name: vbuiltinstatefulset.kb.io
+  rules:
+  - apiGroups:
+    - apps
+    apiVersions:
+    - v1
+    operations:
+    - DELETE
+    resources:
+    - statefulsets
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
       path: /validate-apps-kruise-io-v1alpha1-cloneset
       port: 443
   failurePolicy: Fail
@@ -747,6 +848,32 @@ validating:
     service:
       name: kruise-webhook-service
       namespace: {{ .Values.installation.namespace }}
+      path: /validate-customresourcedefinition
+      port: 443
+  failurePolicy: Fail
+  matchConditions:
+  - expression: 'false'
+    name: kruise-rs-pod-needs-kruise
+  name: vcustomresourcedefinition.kb.io
+  rules:
+  - apiGroups:
+    - apiextensions.k8s.io
+    apiVersions:
+    - v1
+    - v1beta1
+    operations:
+    - DELETE
+    resources:
+    - customresourcedefinitions
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
       path: /validate-apps-kruise-io-daemonset
       port: 443
   failurePolicy: Fail
@@ -762,6 +889,31 @@ validating:
     - UPDATE
     resources:
     - daemonsets
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-namespace
+      port: 443
+  failurePolicy: Fail
+  matchConditions:
+  - expression: 'false'
+    name: kruise-rs-pod-needs-kruise
+  name: vnamespace.kb.io
+  rules:
+  - apiGroups:
+    - ''
+    apiVersions:
+    - v1
+    operations:
+    - DELETE
+    resources:
+    - namespaces
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:
@@ -905,8 +1057,10 @@ validating:
 {{- /* Webhooks served only while a feature gate is on. */ -}}
 {{- define "kruise-rs.gen.webhookGates" -}}
 mpod.kb.io: PodWebhook
+vingress.kb.io: ResourcesDeletionProtection
 vpod.kb.io: PodWebhook
 vpodeviction.kb.io: PodWebhook
+vservice.kb.io: ResourcesDeletionProtection
 {{- end -}}
 
 {{- /* Every feature gate of OpenKruise v1.9.0 kruise-rs accepts: its default and its maturity (for AllAlpha/AllBeta). */ -}}

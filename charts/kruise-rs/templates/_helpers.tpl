@@ -93,7 +93,7 @@ it and the feature gate serving it (if any) is on. */ -}}
 {{- define "kruise-rs.webhookEnabled" -}}
 {{- $ctx := index . 0 -}}
 {{- $hook := index . 1 -}}
-{{- $needed := false -}}
+{{- $needed := has $hook (include "kruise-rs.gen.alwaysServed" $ctx | fromYaml).webhooks -}}
 {{- range $name, $c := include "kruise-rs.gen.controllers" $ctx | fromYaml -}}
   {{- if and (has $hook $c.webhooks) (include "kruise-rs.controllerEnabled" (list $ctx $name)) }}{{ $needed = true }}{{ end -}}
 {{- end -}}

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+mod deletionprotection;
 mod pod_sidecarset;
 mod podunavailablebudget;
 mod sidecarset;
@@ -727,6 +728,11 @@ pub fn all() -> Vec<Corpus> {
             name: "pod-sidecarset",
             cases: pod_sidecarset::cases(),
             cluster: pod_sidecarset::cluster(),
+        },
+        Corpus {
+            name: "deletionprotection",
+            cases: deletionprotection::cases(),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "podunavailablebudget",

@@ -424,6 +424,24 @@ async fn start_webhooks(
         "Pod Unavailable Budget Metrics",
         kruise_webhook::pod::budget::REFUSALS.clone(),
     );
+    {
+        use kruise_webhook::deletionprotection as dp;
+        ctx.metrics.register(
+            "namespace_deletion_protection",
+            "Namespace Deletion Protection",
+            dp::NAMESPACE_REFUSALS.clone(),
+        );
+        ctx.metrics.register(
+            "crd_deletion_protection",
+            "CustomResourceDefinition Deletion Protection",
+            dp::CRD_REFUSALS.clone(),
+        );
+        ctx.metrics.register(
+            "workload_deletion_protection",
+            "Workload Deletion Protection",
+            dp::WORKLOAD_REFUSALS.clone(),
+        );
+    }
     let served = admission_runtime()?.spawn({
         let store = store.clone();
         let stop = stop.clone();
@@ -498,7 +516,7 @@ fn webhook_selection(spec: &[String], gates: &FeatureGates) -> kruise_webhook::r
     }
 }
 
-/// Parses `--webhook-failure-policy` items/// Parses `--webhook-failure-policy` items (`<webhook name>=Fail|Ignore`).
+/// Parses `--webhook-failure-policy` items (`<webhook name>=Fail|Ignore`).
 fn parse_failure_policy(v: &str) -> Result<(String, String), String> {
     let (name, policy) = v
         .split_once('=')

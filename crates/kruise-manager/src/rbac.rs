@@ -48,6 +48,10 @@ pub fn webhook_rules() -> Vec<PolicyRule> {
         rule("apps.kruise.io", &["sidecarsets"], READ),
         rule("apps", &["controllerrevisions"], READ),
         rule("", &["configmaps"], READ),
+        // Deletion protection: a Cascading namespace's Bound PVCs, a Cascading CRD's objects
+        // (OpenKruise's role grants `list` on everything for it).
+        rule("", &["persistentvolumeclaims"], READ),
+        rule("*", &["*"], &["list"]),
     ]
 }
 
@@ -85,12 +89,19 @@ mod tests {
     use std::collections::BTreeSet;
 
     #[test]
-    fn no_wildcards_and_merged_per_resource() {
+    fn no_wildcards_but_openkruises_list_and_merged_per_resource() {
         let role = manager_cluster_role();
         let rules = role.rules.unwrap();
         let mut seen = BTreeSet::new();
         for r in &rules {
             assert!(!r.verbs.iter().any(|v| v == "*"), "{r:?}");
+            // The one wildcard, OpenKruise's own: `list` of every kind, to count the objects of
+            // a CRD whose deletion is `Cascading`-protected.
+            if r.resources.as_deref() == Some(&["*".to_string()][..]) {
+                assert_eq!(r.verbs, ["list"], "{r:?}");
+                assert_eq!(r.api_groups.as_deref(), Some(&["*".to_string()][..]));
+                continue;
+            }
             for res in r.resources.iter().flatten() {
                 assert_ne!(res, "*");
                 let key = (r.api_groups.clone().unwrap()[0].clone(), res.clone());

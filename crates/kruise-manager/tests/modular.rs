@@ -63,9 +63,18 @@ async fn only_the_cloneset_crd_and_controllers_cloneset() {
         webhook_names(serde_json::to_value(m).unwrap()),
         ["mcloneset.kb.io"]
     );
+    // And the deletion protection of built-in kinds, which belongs to no controller
+    // (`vservice`/`vingress` only with gate ResourcesDeletionProtection, off here).
     assert_eq!(
         webhook_names(serde_json::to_value(v).unwrap()),
-        ["vcloneset.kb.io"]
+        [
+            "vbuiltindeployment.kb.io",
+            "vbuiltinreplicaset.kb.io",
+            "vbuiltinstatefulset.kb.io",
+            "vcloneset.kb.io",
+            "vcustomresourcedefinition.kb.io",
+            "vnamespace.kb.io"
+        ]
     );
 
     let api: Api<CloneSet> = Api::namespaced(client.clone(), ns);

@@ -172,10 +172,7 @@ impl Feature {
                 Some("ResourceDistribution is not implemented: nothing is distributed")
             }
             ResourcesDeletionProtection => Some(
-                "deletion protection covers CloneSet and Advanced StatefulSet only: Namespaces, CRDs and other workloads with policy.kruise.io/delete-protection are not protected",
-            ),
-            DeletionProtectionForCRDCascadingGate => Some(
-                "CRD deletion protection is not implemented: a CRD with policy.kruise.io/delete-protection can be deleted",
+                "deletion protection of UnitedDeployments is not implemented (UnitedDeployment is not): every other kind OpenKruise protects is",
             ),
             EnhancedLivenessProbe => {
                 Some("the enhanced liveness probe (NodePodProbe-based) is not implemented")

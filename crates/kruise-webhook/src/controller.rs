@@ -343,6 +343,15 @@ pub fn typed_configurations(
         if !matches!(s.pod_scope, PodScope::Every) {
             use kruise_runtime::features::Feature;
             let gates = &s.webhooks.gates;
+            if let Some(expression) = crate::scope::deletion_condition(
+                e.name,
+                gates.enabled(Feature::ResourcesDeletionProtection),
+            ) {
+                return Some(vec![MatchCondition {
+                    name: crate::scope::MATCH_CONDITION_NAME.to_owned(),
+                    expression,
+                }]);
+            }
             if let Some(cond) = crate::scope::budget_condition(
                 e.name,
                 gates.enabled(Feature::PodUnavailableBudgetDeleteGate),

@@ -32,6 +32,7 @@ pub mod common;
 pub mod controller;
 pub mod conversion;
 pub mod daemonset;
+pub mod deletionprotection;
 pub mod field;
 pub mod lookup;
 pub mod paths;

@@ -219,6 +219,69 @@ impl Lookup {
             .find(|b| b.metadata.name.as_deref() == Some(name)))
     }
 
+    /// The pods of `namespace`.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn pods_in(&self, namespace: &str) -> Result<Vec<Arc<CachedPod>>, String> {
+        let (client, cache_namespace, pods) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(c
+                    .pods
+                    .iter()
+                    .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
+                    .cloned()
+                    .map(Arc::new)
+                    .collect());
+            }
+            Source::Cache {
+                client,
+                cache_namespace,
+                pods,
+                ..
+            } => (client, cache_namespace, pods),
+        };
+        if Self::watched(cache_namespace, namespace) && synced(pods).await {
+            return Ok(pods.in_namespace(namespace));
+        }
+        Api::<CachedPod>::namespaced(client.clone(), namespace)
+            .list(&ListParams::default())
+            .await
+            .map(|l| l.items.into_iter().map(Arc::new).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    /// The PersistentVolumeClaims of `namespace` (their informer starts on the first read).
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn pvcs_in(
+        &self,
+        namespace: &str,
+    ) -> Result<Vec<Arc<k8s_openapi::api::core::v1::PersistentVolumeClaim>>, String> {
+        use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+        let (client, cache, cache_namespace) = match &self.source {
+            Source::Fixed(_) => return Ok(Vec::new()),
+            Source::Cache {
+                client,
+                cache,
+                cache_namespace,
+                ..
+            } => (client, cache, cache_namespace),
+        };
+        if Self::watched(cache_namespace, namespace) {
+            let informer = cache.lazy_informer::<PersistentVolumeClaim>();
+            if synced(&informer).await {
+                return Ok(informer.in_namespace(namespace));
+            }
+        }
+        Api::<PersistentVolumeClaim>::namespaced(client.clone(), namespace)
+            .list(&ListParams::default())
+            .await
+            .map(|l| l.items.into_iter().map(Arc::new).collect())
+            .map_err(|e| e.to_string())
+    }
+
     /// ReplicaSet `namespace/name` (read only when a pod's owner is one: its informer starts on
     /// the first read), or `None` if it does not exist.
     ///

@@ -16,6 +16,20 @@ pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
 pub const MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
 /// SidecarSet validation (both versions).
 pub const VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";
+/// Deletion protection of Deployments.
+pub const VALIDATE_DEPLOYMENT: &str = "/validate-apps-deployment";
+/// Deletion protection of ReplicaSets.
+pub const VALIDATE_REPLICASET: &str = "/validate-apps-replicaset";
+/// Deletion protection of StatefulSets (`apps/v1`).
+pub const VALIDATE_BUILTIN_STATEFULSET: &str = "/validate-apps-statefulset";
+/// Deletion protection of CustomResourceDefinitions.
+pub const VALIDATE_CRD: &str = "/validate-customresourcedefinition";
+/// Deletion protection of Namespaces.
+pub const VALIDATE_NAMESPACE: &str = "/validate-namespace";
+/// Deletion protection of Services.
+pub const VALIDATE_SERVICE: &str = "/validate-service";
+/// Deletion protection of Ingresses.
+pub const VALIDATE_INGRESS: &str = "/validate-ingress";
 /// PodUnavailableBudget validation.
 pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podunavailablebudget";
 /// Pod mutation.

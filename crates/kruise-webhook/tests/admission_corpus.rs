@@ -38,6 +38,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("cloneset", 900),
     ("daemonset-v1alpha1", 800),
     ("daemonset-v1beta1", 800),
+    ("deletionprotection", 80),
     ("pod", 900),
     ("pod-sidecarset", 570),
     ("podunavailablebudget", 100),

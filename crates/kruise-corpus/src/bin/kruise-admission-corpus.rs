@@ -66,7 +66,22 @@ enum Command {
     },
 }
 
-fn paths(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
+fn paths(group: &str, kind: &str) -> (Option<&'static str>, Option<&'static str>) {
+    match (group, kind) {
+        ("apps", "Deployment") => (None, Some("/validate-apps-deployment")),
+        ("apps", "ReplicaSet") => (None, Some("/validate-apps-replicaset")),
+        ("apps", "StatefulSet") => (None, Some("/validate-apps-statefulset")),
+        ("", "Namespace") => (None, Some("/validate-namespace")),
+        ("", "Service") => (None, Some("/validate-service")),
+        ("networking.k8s.io", "Ingress") => (None, Some("/validate-ingress")),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            (None, Some("/validate-customresourcedefinition"))
+        }
+        _ => paths_of_kind(kind),
+    }
+}
+
+fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
     match kind {
         "CloneSet" => (
             Some("/mutate-apps-kruise-io-v1alpha1-cloneset"),
@@ -190,7 +205,7 @@ impl Recorder {
     }
 
     async fn record(&mut self, case: &Case) -> Result<Option<Record>> {
-        let (mutate, validate) = paths(&case.kind);
+        let (mutate, validate) = paths(&case.group, &case.kind);
         let mut case = case.clone();
         if case.operation == "UPDATE"
             && let (Some(m), Some(old)) = (mutate, case.old_object.clone())

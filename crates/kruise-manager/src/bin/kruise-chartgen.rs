@@ -191,6 +191,13 @@ fn generated_helpers(webhook_files: &[(String, String)]) -> Result<(String, Stri
         "kruise-rs.gen.controllers",
         &Value::Object(controllers),
     )?);
+    out.push_str(
+        "\n{{- /* Admission webhooks of no controller, served whatever controllers run. */ -}}\n",
+    );
+    out.push_str(&define(
+        "kruise-rs.gen.alwaysServed",
+        &json!({ "webhooks": kruise_manager::controllers::ALWAYS_SERVED }),
+    )?);
 
     // Always granted to the manager.
     let mut base = kruise_manager::rbac::platform_rules();

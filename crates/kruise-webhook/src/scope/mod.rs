@@ -232,6 +232,34 @@ pub fn budget_condition(
     }
 }
 
+/// The `matchConditions` expression of the deletion-protection webhooks of built-in kinds
+/// (`vbuiltin*`, `vcustomresourcedefinition`, `vnamespace`, `vservice`, `vingress`): their
+/// handlers refuse only objects labelled `policy.kruise.io/delete-protection` while gate
+/// `ResourcesDeletionProtection` is on, so they are called only for those (never with the gate
+/// off). `None` for another webhook.
+pub fn deletion_condition(webhook: &str, gate: bool) -> Option<String> {
+    const WEBHOOKS: &[&str] = &[
+        "vbuiltindeployment.kb.io",
+        "vbuiltinreplicaset.kb.io",
+        "vbuiltinstatefulset.kb.io",
+        "vcustomresourcedefinition.kb.io",
+        "vingress.kb.io",
+        "vnamespace.kb.io",
+        "vservice.kb.io",
+    ];
+    if !WEBHOOKS.contains(&webhook) {
+        return None;
+    }
+    Some(if gate {
+        format!(
+            "(oldObject != null && has(oldObject.metadata.labels) && {} in oldObject.metadata.labels)",
+            cel_string(keys::DELETION_PROTECTION)
+        )
+    } else {
+        "false".to_string()
+    })
+}
+
 /// CEL true for a SidecarSet (either version) that can only select pods of namespace `ns`:
 /// v1beta1 `spec.namespaceSelector.matchLabels["kubernetes.io/metadata.name"]`, or v1alpha1
 /// `spec.namespace`. Used to give each test's manager the SidecarSets of its namespace only.
