@@ -1880,8 +1880,16 @@ mod tests {
 
     #[test]
     fn every_corpus_is_large_and_ids_are_unique() {
+        // Kinds whose webhooks have few rules: every rule and value class is covered with
+        // fewer cases (PodUnavailableBudget: 12 rules; deletion protection: 7 kinds × label
+        // values × replicas).
+        let small = [("deletionprotection", 80), ("podunavailablebudget", 100)];
         for c in all() {
-            assert!(c.cases.len() >= 500, "{}: {}", c.name, c.cases.len());
+            let min = small
+                .iter()
+                .find(|(n, _)| *n == c.name)
+                .map_or(500, |(_, m)| *m);
+            assert!(c.cases.len() >= min, "{}: {}", c.name, c.cases.len());
             let mut ids: Vec<&str> = c.cases.iter().map(|c| c.id.as_str()).collect();
             ids.sort_unstable();
             let n = ids.len();

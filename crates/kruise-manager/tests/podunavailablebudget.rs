@@ -103,6 +103,41 @@ async fn pods_of(ns: &TestNamespace, app: &str) -> Vec<Pod> {
         .items
 }
 
+/// Watches the pods labelled `app=<app>` and keeps the fewest ready (and not terminating) seen
+/// once at least `n` pods are known; abort the task when done.
+fn sample_min_ready(
+    pods: Api<Pod>,
+    app: &str,
+    n: usize,
+) -> (
+    tokio::task::JoinHandle<()>,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use futures::TryStreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+    let min_ready = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(usize::MAX));
+    let labels = format!("app={app}");
+    let task = {
+        let min_ready = min_ready.clone();
+        tokio::spawn(async move {
+            let mut state: std::collections::BTreeMap<String, bool> = Default::default();
+            let stream = watcher(pods, watcher::Config::default().labels(&labels))
+                .default_backoff()
+                .applied_objects();
+            futures::pin_mut!(stream);
+            while let Ok(Some(p)) = stream.try_next().await {
+                let ready = p.metadata.deletion_timestamp.is_none() && kruise_e2e::pod_ready(&p);
+                state.insert(p.name_any(), ready);
+                if state.len() >= n {
+                    let now = state.values().filter(|r| **r).count();
+                    min_ready.fetch_min(now, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        })
+    };
+    (task, min_ready)
+}
+
 /// A selector budget over a CloneSet: OpenKruise's `maxUnavailable` arithmetic (25% of 4 rounds
 /// up to 1), the expected count following the CloneSet's replicas, the related-pub annotation
 /// on every pod, and a pod with an `unavailable-pod.kruise.io/` label no longer available.
@@ -426,9 +461,7 @@ async fn invalid_and_conflicting_budgets_are_refused() {
 /// the whole burst and the replacements — never leaves fewer than 18 pods ready.
 #[tokio::test]
 async fn eviction_storm_never_takes_more_than_the_budget() {
-    use futures::TryStreamExt;
     use kube::api::EvictParams;
-    use kube::runtime::{WatchStreamExt, watcher};
 
     let (_env, ns, _m) = setup("pub-storm", &[]).await;
     create_cloneset(&ns, "storm", 20).await;
@@ -453,26 +486,7 @@ async fn eviction_storm_never_takes_more_than_the_budget() {
     .unwrap();
 
     // Watch readiness throughout: the fewest ready, active pods seen.
-    let min_ready = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(usize::MAX));
-    let sampler = {
-        let pods = pods.clone();
-        let min_ready = min_ready.clone();
-        tokio::spawn(async move {
-            let mut state: std::collections::BTreeMap<String, bool> = Default::default();
-            let stream = watcher(pods, watcher::Config::default().labels("app=storm"))
-                .default_backoff()
-                .applied_objects();
-            futures::pin_mut!(stream);
-            while let Ok(Some(p)) = stream.try_next().await {
-                let ready = p.metadata.deletion_timestamp.is_none() && kruise_e2e::pod_ready(&p);
-                state.insert(p.name_any(), ready);
-                let now = state.values().filter(|r| **r).count();
-                if state.len() >= 20 {
-                    min_ready.fetch_min(now, std::sync::atomic::Ordering::SeqCst);
-                }
-            }
-        })
-    };
+    let (sampler, min_ready) = sample_min_ready(pods.clone(), "storm", 20);
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     let names: Vec<String> = pods_of(&ns, "storm")
@@ -609,9 +623,6 @@ async fn deletions_dry_run_and_exemptions() {
 /// and completes; the pod webhook also holds updates of other writers.
 #[tokio::test]
 async fn cloneset_rollout_goes_at_the_budgets_pace() {
-    use futures::TryStreamExt;
-    use kube::runtime::{WatchStreamExt, watcher};
-
     let (_env, ns, _m) = setup(
         "pub-roll",
         &["--feature-gates", "PodUnavailableBudgetUpdateGate=true"],
@@ -645,26 +656,7 @@ async fn cloneset_rollout_goes_at_the_budgets_pace() {
     .await
     .unwrap();
 
-    let pods: Api<Pod> = ns.api();
-    let min_ready = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(usize::MAX));
-    let sampler = {
-        let min_ready = min_ready.clone();
-        tokio::spawn(async move {
-            let mut state: std::collections::BTreeMap<String, bool> = Default::default();
-            let stream = watcher(pods, watcher::Config::default().labels("app=roll"))
-                .default_backoff()
-                .applied_objects();
-            futures::pin_mut!(stream);
-            while let Ok(Some(p)) = stream.try_next().await {
-                let ready = p.metadata.deletion_timestamp.is_none() && kruise_e2e::pod_ready(&p);
-                state.insert(p.name_any(), ready);
-                if state.len() >= 4 {
-                    let now = state.values().filter(|r| **r).count();
-                    min_ready.fetch_min(now, std::sync::atomic::Ordering::SeqCst);
-                }
-            }
-        })
-    };
+    let (sampler, min_ready) = sample_min_ready(ns.api(), "roll", 4);
     tokio::time::sleep(Duration::from_millis(500)).await;
     sets.patch(
         "roll",

@@ -85,15 +85,7 @@ impl ControllerEntry {
 
 /// Admission webhooks that belong to no controller and are served whatever `--controllers`
 /// selects: the deletion protection of built-in kinds (their handlers read only the request).
-pub const ALWAYS_SERVED: &[&str] = &[
-    "vbuiltindeployment.kb.io",
-    "vbuiltinreplicaset.kb.io",
-    "vbuiltinstatefulset.kb.io",
-    "vcustomresourcedefinition.kb.io",
-    "vingress.kb.io",
-    "vnamespace.kb.io",
-    "vservice.kb.io",
-];
+pub const ALWAYS_SERVED: &[&str] = kruise_webhook::deletionprotection::WEBHOOKS;
 
 /// The webhook names of the controllers `enabled` selects (a name may be claimed by several),
 /// and [`ALWAYS_SERVED`].

@@ -30,6 +30,18 @@ use crate::common::validate_workload_deletion;
 use crate::support::{CODE_BAD_REQUEST, CODE_FORBIDDEN, allow, decode_old_object, errored};
 use crate::{HandlerContext, Request, Response};
 
+/// The deletion-protection webhooks of built-in kinds (in OpenKruise's order): they belong to
+/// no controller and are served by every manager.
+pub const WEBHOOKS: &[&str] = &[
+    "vbuiltindeployment.kb.io",
+    "vbuiltinreplicaset.kb.io",
+    "vbuiltinstatefulset.kb.io",
+    "vcustomresourcedefinition.kb.io",
+    "vingress.kb.io",
+    "vnamespace.kb.io",
+    "vservice.kb.io",
+];
+
 /// Labels `{kind_namespace_name, username}` of `workload_deletion_protection`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, prometheus_client::encoding::EncodeLabelSet)]
 pub struct WorkloadLabels {
@@ -181,10 +193,20 @@ pub async fn validate_namespace(req: &Request, ctx: &HandlerContext) -> Response
         }
         _ => None,
     };
+    answer(req, refusal, &NAMESPACE_REFUSALS, name)
+}
+
+/// Admits, or refuses with `msg` counting the refusal in `family` under the object's `name`.
+fn answer(
+    req: &Request,
+    refusal: Option<String>,
+    family: &Family<NameLabels, UntypedCounter>,
+    name: String,
+) -> Response {
     match refusal {
         None => allow(req),
         Some(msg) => {
-            NAMESPACE_REFUSALS
+            family
                 .get_or_create(&NameLabels {
                     name,
                     username: username(req),
@@ -259,18 +281,7 @@ pub async fn validate_crd(req: &Request, ctx: &HandlerContext) -> Response {
         }
         _ => None,
     };
-    match refusal {
-        None => allow(req),
-        Some(msg) => {
-            CRD_REFUSALS
-                .get_or_create(&NameLabels {
-                    name,
-                    username: username(req),
-                })
-                .inc();
-            errored(req, CODE_FORBIDDEN, msg)
-        }
-    }
+    answer(req, refusal, &CRD_REFUSALS, name)
 }
 
 /// Objects of the CRD's storage version, in every namespace, not being deleted (a live list,

@@ -238,16 +238,7 @@ pub fn budget_condition(
 /// `ResourcesDeletionProtection` is on, so they are called only for those (never with the gate
 /// off). `None` for another webhook.
 pub fn deletion_condition(webhook: &str, gate: bool) -> Option<String> {
-    const WEBHOOKS: &[&str] = &[
-        "vbuiltindeployment.kb.io",
-        "vbuiltinreplicaset.kb.io",
-        "vbuiltinstatefulset.kb.io",
-        "vcustomresourcedefinition.kb.io",
-        "vingress.kb.io",
-        "vnamespace.kb.io",
-        "vservice.kb.io",
-    ];
-    if !WEBHOOKS.contains(&webhook) {
+    if !crate::deletionprotection::WEBHOOKS.contains(&webhook) {
         return None;
     }
     Some(if gate {
