@@ -508,24 +508,35 @@ pub async fn install_crds(
     }
     for crd in &crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
-        wait_for_object(
-            &api,
-            &name,
-            &format!("CRD {name} Established"),
-            Duration::from_secs(60),
-            |c| {
-                c.status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| {
-                        cs.iter()
-                            .any(|c| c.type_ == "Established" && c.status == "True")
-                    })
-            },
-        )
-        .await?;
+        wait_crd_established(&api, &name, Duration::from_secs(60)).await?;
     }
     Ok(crds)
+}
+
+/// Waits until CustomResourceDefinition `name` is `Established` (its kind is served).
+pub async fn wait_crd_established(
+    api: &Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>,
+    name: &str,
+    timeout: Duration,
+) -> Result<
+    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+> {
+    wait_for_object(
+        api,
+        name,
+        &format!("CRD {name} Established"),
+        timeout,
+        |c| {
+            c.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                })
+        },
+    )
+    .await
 }
 
 /// Zones the kwok nodes are spread over, round robin by node index (as `hack/testbed/testbed.sh`).

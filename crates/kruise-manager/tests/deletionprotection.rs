@@ -11,7 +11,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::{TestEnv, install_crds, wait_for, wait_for_object};
+use kruise_e2e::{TestEnv, install_crds, wait_for};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
@@ -189,17 +189,9 @@ async fn protected_objects_are_refused_until_unprotected() {
         crds.delete(name, &DeleteParams::default()).await,
         &format!("{FORBIDDEN}Always"),
     );
-    wait_for_object(&crds, name, "CRD established", TIMEOUT, |c| {
-        c.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True")
-            })
-    })
-    .await
-    .unwrap();
+    kruise_e2e::wait_crd_established(&crds, name, TIMEOUT)
+        .await
+        .unwrap();
     let gadgets = kruise_e2e::dynamic_api(
         &env.client,
         Some(ns.name()),

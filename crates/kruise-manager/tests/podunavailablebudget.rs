@@ -251,23 +251,9 @@ async fn target_ref_budgets_for_a_deployment_and_a_scale_subresource_kind() {
         Err(kube::Error::Api(e)) if e.code == 409 => {}
         Err(e) => panic!("widget CRD: {e}"),
     }
-    wait_for_object(
-        &crds,
-        "widgets.e2e.kruise-rs.io",
-        "widget CRD established",
-        TIMEOUT,
-        |c| {
-            c.status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                })
-        },
-    )
-    .await
-    .unwrap();
+    kruise_e2e::wait_crd_established(&crds, "widgets.e2e.kruise-rs.io", TIMEOUT)
+        .await
+        .unwrap();
     let widgets = kruise_e2e::dynamic_api(
         &env.client,
         Some(ns.name()),

@@ -101,6 +101,64 @@ fn named<'a, K: kube::Resource>(
     })
 }
 
+/// The objects of `objects` in `namespace`.
+fn in_namespace<K: kube::Resource + Clone>(objects: &[K], namespace: &str) -> Vec<Arc<K>> {
+    objects
+        .iter()
+        .filter(|o| o.meta().namespace.as_deref() == Some(namespace))
+        .cloned()
+        .map(Arc::new)
+        .collect()
+}
+
+/// The objects of `namespace` from `informer` once it has synced (when the cache watches that
+/// namespace), else from a live list.
+async fn list_in<K>(
+    client: &Client,
+    cache_namespace: &Option<String>,
+    informer: &Informer<K>,
+    namespace: &str,
+) -> Result<Vec<Arc<K>>, String>
+where
+    K: kruise_runtime::cache::Cached + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    if Lookup::watched(cache_namespace, namespace) && synced(informer).await {
+        return Ok(informer.in_namespace(namespace));
+    }
+    Api::<K>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items.into_iter().map(Arc::new).collect())
+        .map_err(|e| e.to_string())
+}
+
+/// Object `namespace/name` of a kind read only now and then: from its informer, started on this
+/// first read (as controller-runtime starts one), once synced; else a live read.
+async fn lazy_get<K>(
+    client: &Client,
+    cache: &SharedCache,
+    cache_namespace: &Option<String>,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Arc<K>>, String>
+where
+    K: kruise_runtime::cache::Cached + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    if Lookup::watched(cache_namespace, namespace) {
+        let informer = cache.lazy_informer::<K>();
+        if synced(&informer).await {
+            return Ok(informer
+                .store()
+                .get(&ObjectRef::new(name).within(namespace)));
+        }
+    }
+    Api::<K>::namespaced(client.clone(), namespace)
+        .get_opt(name)
+        .await
+        .map(|o| o.map(Arc::new))
+        .map_err(|e| e.to_string())
+}
+
 /// Whether `labels` hold every pair of `wanted` (a `matchLabels` selector).
 fn has_labels(
     labels: Option<&BTreeMap<String, String>>,
@@ -174,32 +232,16 @@ impl Lookup {
         &self,
         namespace: &str,
     ) -> Result<Vec<Arc<PodUnavailableBudget>>, String> {
-        let (client, cache_namespace, informer) = match &self.source {
-            Source::Fixed(c) => {
-                return Ok(c
-                    .budgets
-                    .iter()
-                    .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
-                    .cloned()
-                    .map(Arc::new)
-                    .collect());
-            }
+        match &self.source {
+            Source::Fixed(c) => Ok(in_namespace(&c.budgets, namespace)),
             Source::Cache {
                 client,
                 cache_namespace,
                 budgets: Some(budgets),
                 ..
-            } => (client, cache_namespace, budgets),
-            Source::Cache { .. } => return Ok(Vec::new()),
-        };
-        if Self::watched(cache_namespace, namespace) && synced(informer).await {
-            return Ok(informer.in_namespace(namespace));
+            } => list_in(client, cache_namespace, budgets, namespace).await,
+            Source::Cache { .. } => Ok(Vec::new()),
         }
-        Api::<PodUnavailableBudget>::namespaced(client.clone(), namespace)
-            .list(&ListParams::default())
-            .await
-            .map(|l| l.items.into_iter().map(Arc::new).collect())
-            .map_err(|e| e.to_string())
     }
 
     /// PodUnavailableBudget `namespace/name`, or `None` if it does not exist (or budgets are
@@ -224,31 +266,15 @@ impl Lookup {
     /// # Errors
     /// The API error of a live read, as text.
     pub async fn pods_in(&self, namespace: &str) -> Result<Vec<Arc<CachedPod>>, String> {
-        let (client, cache_namespace, pods) = match &self.source {
-            Source::Fixed(c) => {
-                return Ok(c
-                    .pods
-                    .iter()
-                    .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
-                    .cloned()
-                    .map(Arc::new)
-                    .collect());
-            }
+        match &self.source {
+            Source::Fixed(c) => Ok(in_namespace(&c.pods, namespace)),
             Source::Cache {
                 client,
                 cache_namespace,
                 pods,
                 ..
-            } => (client, cache_namespace, pods),
-        };
-        if Self::watched(cache_namespace, namespace) && synced(pods).await {
-            return Ok(pods.in_namespace(namespace));
+            } => list_in(client, cache_namespace, pods, namespace).await,
         }
-        Api::<CachedPod>::namespaced(client.clone(), namespace)
-            .list(&ListParams::default())
-            .await
-            .map(|l| l.items.into_iter().map(Arc::new).collect())
-            .map_err(|e| e.to_string())
     }
 
     /// The PersistentVolumeClaims of `namespace` (their informer starts on the first read).
@@ -259,27 +285,18 @@ impl Lookup {
         &self,
         namespace: &str,
     ) -> Result<Vec<Arc<k8s_openapi::api::core::v1::PersistentVolumeClaim>>, String> {
-        use k8s_openapi::api::core::v1::PersistentVolumeClaim;
-        let (client, cache, cache_namespace) = match &self.source {
-            Source::Fixed(_) => return Ok(Vec::new()),
+        match &self.source {
+            Source::Fixed(_) => Ok(Vec::new()),
             Source::Cache {
                 client,
                 cache,
                 cache_namespace,
                 ..
-            } => (client, cache, cache_namespace),
-        };
-        if Self::watched(cache_namespace, namespace) {
-            let informer = cache.lazy_informer::<PersistentVolumeClaim>();
-            if synced(&informer).await {
-                return Ok(informer.in_namespace(namespace));
+            } => {
+                let informer = cache.lazy_informer();
+                list_in(client, cache_namespace, &informer, namespace).await
             }
         }
-        Api::<PersistentVolumeClaim>::namespaced(client.clone(), namespace)
-            .list(&ListParams::default())
-            .await
-            .map(|l| l.items.into_iter().map(Arc::new).collect())
-            .map_err(|e| e.to_string())
     }
 
     /// ReplicaSet `namespace/name` (read only when a pod's owner is one: its informer starts on
@@ -292,32 +309,17 @@ impl Lookup {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<ReplicaSet>>, String> {
-        let (client, cache, cache_namespace) = match &self.source {
-            Source::Fixed(c) => {
-                return Ok(named(&c.replica_sets, Some(namespace), name)
-                    .cloned()
-                    .map(Arc::new));
-            }
+        match &self.source {
+            Source::Fixed(c) => Ok(named(&c.replica_sets, Some(namespace), name)
+                .cloned()
+                .map(Arc::new)),
             Source::Cache {
                 client,
                 cache,
                 cache_namespace,
                 ..
-            } => (client, cache, cache_namespace),
-        };
-        if Self::watched(cache_namespace, namespace) {
-            let informer = cache.lazy_informer::<ReplicaSet>();
-            if synced(&informer).await {
-                return Ok(informer
-                    .store()
-                    .get(&ObjectRef::new(name).within(namespace)));
-            }
+            } => lazy_get(client, cache, cache_namespace, namespace, name).await,
         }
-        Api::<ReplicaSet>::namespaced(client.clone(), namespace)
-            .get_opt(name)
-            .await
-            .map(|p| p.map(Arc::new))
-            .map_err(|e| e.to_string())
     }
 
     /// Lookups answered from a fixed set of pods and StorageClasses, as if the cluster held
@@ -569,32 +571,17 @@ impl Lookup {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<ConfigMap>>, String> {
-        let (client, cache, cache_namespace) = match &self.source {
-            Source::Fixed(c) => {
-                return Ok(named(&c.config_maps, Some(namespace), name)
-                    .cloned()
-                    .map(Arc::new));
-            }
+        match &self.source {
+            Source::Fixed(c) => Ok(named(&c.config_maps, Some(namespace), name)
+                .cloned()
+                .map(Arc::new)),
             Source::Cache {
                 client,
                 cache,
                 cache_namespace,
                 ..
-            } => (client, cache, cache_namespace),
-        };
-        if Self::watched(cache_namespace, namespace) {
-            let informer = cache.lazy_informer::<ConfigMap>();
-            if synced(&informer).await {
-                return Ok(informer
-                    .store()
-                    .get(&ObjectRef::new(name).within(namespace)));
-            }
+            } => lazy_get(client, cache, cache_namespace, namespace, name).await,
         }
-        Api::<ConfigMap>::namespaced(client.clone(), namespace)
-            .get_opt(name)
-            .await
-            .map(|p| p.map(Arc::new))
-            .map_err(|e| e.to_string())
     }
 }
 
