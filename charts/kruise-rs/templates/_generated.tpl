@@ -179,6 +179,29 @@ daemonset:
   webhooks:
   - mdaemonset.kb.io
   - vdaemonset.kb.io
+poddeletionflowcontrol:
+  crds:
+  - poddeletionflowcontrols.policy.kruise-rs.io
+  rules:
+  - apiGroups:
+    - policy.kruise-rs.io
+    resources:
+    - poddeletionflowcontrols
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - policy.kruise-rs.io
+    resources:
+    - poddeletionflowcontrols/status
+    verbs:
+    - get
+    - patch
+    - update
+  webhooks:
+  - vpod.kb.io
+  - vpodeviction.kb.io
 podreadiness:
   crds: []
   rules:
@@ -601,6 +624,7 @@ crds:
 - nodeimages.apps.kruise.io
 - nodepodprobes.apps.kruise.io
 - persistentpodstates.apps.kruise.io
+- poddeletionflowcontrols.policy.kruise-rs.io
 - podprobemarkers.apps.kruise.io
 - podunavailablebudgets.policy.kruise.io
 - resourcedistributions.apps.kruise.io

@@ -27,6 +27,7 @@ use serde_json::{Map, Value, json};
 use crate::apps::v1alpha1 as a1;
 use crate::apps::v1beta1 as b1;
 use crate::policy::v1alpha1 as p1;
+use crate::rspolicy::v1alpha1 as rp1;
 
 /// The storage version of every kind served in two versions.
 pub const STORAGE_VERSION_MULTI: &str = "v1beta1";
@@ -61,6 +62,8 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         single(a1::PodProbeMarker::crd()),
         single(a1::NodePodProbe::crd()),
         single(p1::PodUnavailableBudget::crd()),
+        // kruise-rs's own kinds (policy.kruise-rs.io).
+        single(rp1::PodDeletionFlowControl::crd()),
     ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     crds

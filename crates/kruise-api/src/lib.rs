@@ -25,5 +25,6 @@ pub mod defaults;
 pub mod keys;
 pub mod pod;
 pub mod policy;
+pub mod rspolicy;
 pub mod schema;
 pub mod validation;

@@ -25,12 +25,17 @@ fn samples() -> Vec<(String, Value)> {
     out
 }
 
-/// Installs the CRDs (idempotent) and checks there are OpenKruise's 18.
+/// Installs the CRDs (idempotent) and checks there are OpenKruise's 18 plus kruise-rs's own
+/// PodDeletionFlowControl (`policy.kruise-rs.io`).
 async fn install_crds(env: &TestEnv) -> Vec<CustomResourceDefinition> {
     let crds = kruise_e2e::install_crds(env)
         .await
         .expect("installing CRDs");
-    assert_eq!(crds.len(), 18, "OpenKruise v1.9 has 18 CRDs");
+    assert_eq!(
+        crds.len(),
+        19,
+        "OpenKruise v1.9 has 18 CRDs; kruise-rs adds PodDeletionFlowControl"
+    );
     crds
 }
 
@@ -261,6 +266,12 @@ const COLUMNS: &[(&str, &str, &[&str])] = &[
         "PodUnavailableBudget",
         "pub",
         &["NAME", "Allowed", "Current", "Desired", "Total"],
+    ),
+    // kruise-rs's own kind (not in OpenKruise).
+    (
+        "PodDeletionFlowControl",
+        "pdfc",
+        &["NAME", "Scope", "Windows", "Age"],
     ),
 ];
 

@@ -22,6 +22,7 @@
 //!   `resourcesPolicy` expression calculator.
 
 pub mod expectations;
+pub mod flowcontrol;
 pub mod goregex;
 pub mod inplace;
 pub mod intstr;

@@ -351,6 +351,22 @@ async fn start_webhooks(
         ctx.cache
             .informer::<kruise_api::policy::v1alpha1::PodUnavailableBudget>()
     });
+    // And PodDeletionFlowControls, when this manager runs their controller, serves the pod
+    // validating webhooks, and the CRD is installed (it is kruise-rs's own: a cluster with
+    // OpenKruise's CRDs only has none, and flow control is off rather than a cache that never
+    // syncs).
+    use kruise_manager::controllers::poddeletionflowcontrol as flow;
+    let flow_controls = if controller_enabled(&args.controllers, flow::CONTROLLER_NAME)
+        && webhooks.serves_name("vpod.kb.io")
+        && flow::served(&ctx.client).await
+    {
+        Some(
+            ctx.cache
+                .cluster_informer::<kruise_api::rspolicy::v1alpha1::PodDeletionFlowControl>(),
+        )
+    } else {
+        None
+    };
     let endpoint = match &args.webhook_host {
         Some(host) => controller::Endpoint::Url {
             host: host.clone(),
@@ -384,6 +400,7 @@ async fn start_webhooks(
             controller::PodScope::Needed {
                 sidecarsets: sidecarsets.clone(),
                 budgets: budgets.clone(),
+                flow_controls: flow_controls.clone(),
                 every_pod: ctx
                     .gates
                     .enabled(kruise_runtime::features::Feature::KruisePodReadinessGate),
@@ -411,14 +428,32 @@ async fn start_webhooks(
             );
             // PodUnavailableBudgets are read by the pod webhooks only when this manager serves
             // their checks: otherwise the CRD may not be installed.
-            if webhooks.serves_name("vpod.kb.io") {
+            let lookup = if webhooks.serves_name("vpod.kb.io") {
                 lookup.with_budgets()
+            } else {
+                lookup
+            };
+            if flow_controls.is_some() {
+                lookup.with_flow_controls()
             } else {
                 lookup
             }
         }),
     });
     let webhook_metrics = wserver::WebhookMetrics::register(&ctx.metrics);
+    {
+        use kruise_webhook::pod::flowcontrol as fc;
+        ctx.metrics.register(
+            "kruise_pod_deletion_flow_control_remaining",
+            "Pod deletions each PodDeletionFlowControl window has room for",
+            fc::REMAINING.clone(),
+        );
+        ctx.metrics.register(
+            "kruise_pod_deletion_flow_control_refusals",
+            "Pod deletions and evictions refused by PodDeletionFlowControls",
+            fc::REFUSALS.clone(),
+        );
+    }
     ctx.metrics.register(
         "pod_unavailable_budget",
         "Pod Unavailable Budget Metrics",
@@ -464,6 +499,9 @@ async fn start_webhooks(
     }
     if let Some(budgets) = budgets {
         follow(budgets, wake.clone(), stop.clone());
+    }
+    if let Some(flow_controls) = flow_controls {
+        follow(flow_controls, wake.clone(), stop.clone());
     }
     tokio::spawn(controller::run(
         ctx.client.clone(),

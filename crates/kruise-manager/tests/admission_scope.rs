@@ -508,6 +508,7 @@ async fn with_external_certificates_selected_pods_still_get_their_sidecar() {
         pod_scope: controller::PodScope::Needed {
             sidecarsets: None,
             budgets: None,
+            flow_controls: None,
             every_pod: false,
         },
         webhooks: Default::default(),

@@ -145,6 +145,11 @@ pub enum PodScope {
         budgets: Option<
             kruise_runtime::cache::Informer<kruise_api::policy::v1alpha1::PodUnavailableBudget>,
         >,
+        /// Where PodDeletionFlowControls are read (the pod validating webhooks are called for
+        /// the deletions they may count); `None` when this manager serves no flow control.
+        flow_controls: Option<
+            kruise_runtime::cache::Informer<kruise_api::rspolicy::v1alpha1::PodDeletionFlowControl>,
+        >,
         /// Every pod needs the webhook anyway.
         every_pod: bool,
     },
@@ -171,6 +176,7 @@ impl PodScope {
         let PodScope::Needed {
             sidecarsets,
             budgets,
+            flow_controls,
             ..
         } = self
         else {
@@ -180,6 +186,7 @@ impl PodScope {
             .iter()
             .map(|i| i.synced())
             .chain(budgets.iter().map(|i| i.synced()))
+            .chain(flow_controls.iter().map(|i| i.synced()))
             .collect();
         let _ = tokio::time::timeout(wait, async {
             for s in syncs {
@@ -211,6 +218,30 @@ impl PodScope {
         nss.sort();
         nss.dedup();
         Some(nss)
+    }
+
+    /// The deletions the PodDeletionFlowControls may count ([`crate::scope::flow_control_terms`]);
+    /// `None` when flow control is not served or there is no object; every deletion while
+    /// their cache has not completed its initial list.
+    pub fn flow_terms(&self) -> Option<crate::scope::FlowTerms> {
+        let PodScope::Needed {
+            flow_controls: Some(f),
+            ..
+        } = self
+        else {
+            return None;
+        };
+        if !f.synced().is_synced() {
+            return Some(crate::scope::FlowTerms::every());
+        }
+        let objects: Vec<_> = f.store().state().iter().map(|o| (**o).clone()).collect();
+        crate::scope::flow_control_terms(&objects)
+    }
+
+    /// What the pod validating webhooks' conditions derive from now: the namespaces holding a
+    /// budget and the flow-control terms (a change re-applies the validating configuration).
+    pub fn validating_scope(&self) -> (Option<Vec<String>>, Option<crate::scope::FlowTerms>) {
+        (self.budget_namespaces(), self.flow_terms())
     }
 
     /// The `matchConditions` expression of the pod webhook now; `None` for every pod.
@@ -357,6 +388,7 @@ pub fn typed_configurations(
                 gates.enabled(Feature::PodUnavailableBudgetDeleteGate),
                 gates.enabled(Feature::PodUnavailableBudgetUpdateGate),
                 s.pod_scope.budget_namespaces().as_deref(),
+                s.pod_scope.flow_terms().as_ref(),
             ) {
                 return cond.map(|expression| {
                     vec![MatchCondition {
@@ -552,6 +584,7 @@ pub fn manifests() -> Vec<(String, String)> {
             sidecarsets: None,
             every_pod: false,
             budgets: None,
+            flow_controls: None,
         },
         webhooks: registry::Selection::default(),
     };
@@ -876,14 +909,14 @@ pub async fn run(
     // The pod webhook's condition as last applied: a SidecarSet change that does not change it
     // (e.g. a status write) costs no write.
     let mut applied_condition: Option<Option<String>> = None;
-    // The namespaces holding a PodUnavailableBudget as last applied (the eviction webhook's
-    // scope, in the validating configuration).
-    let mut applied_namespaces: Option<Option<Vec<String>>> = None;
+    // The namespaces holding a PodUnavailableBudget and the flow-control terms as last applied
+    // (the pod validating webhooks' scope, in the validating configuration).
+    let mut applied_namespaces = None;
     s.pod_scope.wait_synced(SCOPE_SYNC_WAIT).await;
     loop {
         let full = bundle.is_none() || tokio::time::Instant::now() >= next_full;
         let condition = s.pod_scope.condition();
-        let namespaces = s.pod_scope.budget_namespaces();
+        let namespaces = s.pod_scope.validating_scope();
         if full {
             match sync_once(&client, &s, &store, &mut applied).await {
                 Ok(b) => {
@@ -917,7 +950,8 @@ pub async fn run(
             && let Some(b) = &bundle
             && applied_namespaces.as_ref() != Some(&namespaces)
         {
-            // A budget appeared in or left a namespace: the eviction webhook follows at once.
+            // A budget appeared in or left a namespace, or a flow-control object changed what
+            // it counts: the pod validating webhooks follow at once.
             match sync_validating(&client, &s, b, &mut applied).await {
                 Ok(()) => applied_namespaces = Some(namespaces),
                 Err(e) => warn!(error = %e, "webhook configuration update failed"),
@@ -1080,6 +1114,7 @@ mod tests {
             sidecarsets: Some(informer.clone()),
             every_pod: false,
             budgets: None,
+            flow_controls: None,
         };
         assert_eq!(scope.condition(), None, "not synced yet: every pod");
         assert!(informer.synced().wait().await);
@@ -1095,6 +1130,7 @@ mod tests {
             sidecarsets: None,
             every_pod: false,
             budgets: None,
+            flow_controls: None,
         };
         s.failure_policies
             .insert("mpod.kb.io".into(), "Ignore".into());
@@ -1123,6 +1159,7 @@ mod tests {
             sidecarsets: None,
             every_pod: true,
             budgets: None,
+            flow_controls: None,
         };
         let (m, _) = configurations(&s, "CA");
         assert!(hook(&m, "mpod.kb.io").get("matchConditions").is_none());

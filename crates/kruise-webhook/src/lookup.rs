@@ -21,6 +21,7 @@ use k8s_openapi::api::storage::v1::StorageClass;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::pod::CachedPod;
 use kruise_api::policy::v1alpha1::PodUnavailableBudget;
+use kruise_api::rspolicy::v1alpha1::PodDeletionFlowControl;
 use kruise_runtime::cache::{Informer, SharedCache};
 use kube::api::ListParams;
 use kube::runtime::reflector::ObjectRef;
@@ -55,6 +56,9 @@ enum Source {
         /// `None` when the manager serves no PodUnavailableBudget webhook (its CRD may be
         /// absent).
         budgets: Option<Informer<PodUnavailableBudget>>,
+        /// `None` when the manager serves no pod-deletion flow control (its CRD may be
+        /// absent).
+        flow_controls: Option<Informer<PodDeletionFlowControl>>,
     },
     Fixed(Arc<FixedCluster>),
 }
@@ -78,6 +82,8 @@ pub struct FixedCluster {
     pub budgets: Vec<PodUnavailableBudget>,
     /// ReplicaSets.
     pub replica_sets: Vec<ReplicaSet>,
+    /// PodDeletionFlowControls.
+    pub flow_controls: Vec<PodDeletionFlowControl>,
 }
 
 impl std::fmt::Debug for Lookup {
@@ -203,6 +209,7 @@ impl Lookup {
                     .informer_in::<ControllerRevision>(&kruise_runtime::kruise_namespace()),
                 namespaces: cache.cluster_informer::<Namespace>(),
                 budgets: None,
+                flow_controls: None,
             },
         }
     }
@@ -214,6 +221,46 @@ impl Lookup {
             *budgets = Some(cache.informer::<PodUnavailableBudget>());
         }
         self
+    }
+
+    /// Also looks PodDeletionFlowControls up (their informer starts now and gates `/readyz`):
+    /// for a manager serving pod-deletion flow control in the pod webhooks.
+    pub fn with_flow_controls(mut self) -> Self {
+        if let Source::Cache {
+            cache,
+            flow_controls,
+            ..
+        } = &mut self.source
+        {
+            *flow_controls = Some(cache.cluster_informer::<PodDeletionFlowControl>());
+        }
+        self
+    }
+
+    /// Every PodDeletionFlowControl (none when they are not looked up).
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn flow_controls(&self) -> Result<Vec<Arc<PodDeletionFlowControl>>, String> {
+        let (client, informer) = match &self.source {
+            Source::Fixed(c) => {
+                return Ok(c.flow_controls.iter().cloned().map(Arc::new).collect());
+            }
+            Source::Cache {
+                client,
+                flow_controls: Some(i),
+                ..
+            } => (client, i),
+            Source::Cache { .. } => return Ok(Vec::new()),
+        };
+        if synced(informer).await {
+            return Ok(informer.store().state());
+        }
+        Api::<PodDeletionFlowControl>::all(client.clone())
+            .list(&Default::default())
+            .await
+            .map(|l| l.items.into_iter().map(Arc::new).collect())
+            .map_err(|e| e.to_string())
     }
 
     /// The API client live reads and writes go through (`None` for a fixed cluster).

@@ -242,7 +242,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         resource: "pods",
         skip_control_plane: true,
         gate: Some(Feature::PodWebhook),
-        handler: |r, c| Box::pin(pod::budget::validate(r, c)),
+        handler: |r, c| Box::pin(pod::validate(r, c)),
     },
     AdmissionEntry {
         name: "vpodeviction.kb.io",
@@ -254,7 +254,7 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         resource: "pods/eviction",
         skip_control_plane: true,
         gate: Some(Feature::PodWebhook),
-        handler: |r, c| Box::pin(pod::budget::validate(r, c)),
+        handler: |r, c| Box::pin(pod::validate(r, c)),
     },
     AdmissionEntry {
         name: "vpodunavailablebudget.kb.io",

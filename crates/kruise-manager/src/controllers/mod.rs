@@ -4,6 +4,7 @@
 pub mod cloneset;
 pub mod containerlaunchpriority;
 pub mod daemonset;
+pub mod poddeletionflowcontrol;
 pub mod podreadiness;
 pub mod podunavailablebudget;
 pub mod sidecarset;
@@ -289,6 +290,33 @@ pub const REGISTRY: &[ControllerEntry] = &[
             Feature::PodUnavailableBudgetDeleteGate,
             Feature::PodUnavailableBudgetUpdateGate,
         ],
+    },
+    ControllerEntry {
+        name: poddeletionflowcontrol::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(poddeletionflowcontrol::setup(
+                ctx,
+                flags.workers(poddeletionflowcontrol::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule(
+                    kruise_api::rspolicy::GROUP,
+                    &["poddeletionflowcontrols"],
+                    &["get", "list", "watch"],
+                ),
+                rule(
+                    kruise_api::rspolicy::GROUP,
+                    &["poddeletionflowcontrols/status"],
+                    &["get", "patch", "update"],
+                ),
+            ]
+        },
+        workers: Some(1),
+        crds: &[poddeletionflowcontrol::CRD],
+        webhooks: &["vpod.kb.io", "vpodeviction.kb.io"],
+        gates: &[],
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,

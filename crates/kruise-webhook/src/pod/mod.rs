@@ -1,11 +1,13 @@
 //! Pod admission (`/mutate-pod`, pods CREATE): OpenKruise v1.9.0's pod mutating webhook with the
 //! `KruisePodReady` readiness gate, SidecarSet injection ([`sidecarset`]) and container launch
 //! priority ([`mutation`]) and the PodUnavailableBudget annotation ([`budget`]), in OpenKruise's
-//! order; `/validate-pod` holds pod deletions, evictions and updates to the budgets
+//! order; `/validate-pod` ([`validate`]) holds pod deletions and evictions to pod-deletion flow
+//! control ([`flowcontrol`]) and pod deletions, evictions and updates to the budgets
 //! ([`budget::validate`]). WorkloadSpread, PersistentPodState, enhanced liveness probe and
 //! PodProbeMarker steps are not implemented yet.
 
 pub mod budget;
+pub mod flowcontrol;
 pub mod mutation;
 pub mod sidecarset;
 
@@ -20,6 +22,40 @@ use crate::support::{
     patch_response,
 };
 use crate::{HandlerContext, Request, Response};
+
+/// `/validate-pod` (`vpod.kb.io`: pods UPDATE and DELETE; `vpodeviction.kb.io`: `pods/eviction`
+/// CREATE): a deletion or eviction a PodDeletionFlowControl counts is judged against its
+/// windows first (refused: nothing spent), then against its PodUnavailableBudget
+/// ([`budget::validate`]), and recorded in the flow-control objects only once the budget
+/// admitted it. So a deletion its budget refuses spends no flow-control room, and one flow
+/// control refuses touches no budget; only when a concurrent admission takes the last room
+/// between the two steps does a refused deletion keep the budget unit it took (conservative:
+/// never more disruption than either allows).
+pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
+    let flow = match &ctx.lookup {
+        Some(lookup) => match flowcontrol::pending(req, lookup).await {
+            Ok(p) => p,
+            Err(e) => return errored(req, CODE_BAD_REQUEST, e),
+        },
+        None => None,
+    };
+    if let Some(p) = &flow
+        && let Some(reason) = p.judge()
+    {
+        return errored(req, p.code(), reason);
+    }
+    let resp = budget::validate(req, ctx).await;
+    if !resp.allowed {
+        return resp;
+    }
+    if let Some(p) = flow {
+        let client = ctx.lookup.as_ref().and_then(|l| l.client());
+        if let Some(reason) = p.record(client, req.dry_run).await {
+            return errored(req, p.code(), reason);
+        }
+    }
+    resp
+}
 
 /// `/mutate-pod`: on pod creation (not for subresources), injects the readiness gate and the
 /// container launch barrier env, answering with the JSON patch. As OpenKruise's handler, it

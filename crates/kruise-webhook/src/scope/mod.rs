@@ -22,6 +22,7 @@ use std::fmt::Write as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::keys;
+use kruise_api::rspolicy::v1alpha1::{FlowControlScope, PodDeletionFlowControl};
 
 /// Name of the match condition on `mpod.kb.io`.
 pub const MATCH_CONDITION_NAME: &str = "kruise-rs-pod-needs-kruise";
@@ -46,14 +47,14 @@ pub fn cel_string(s: &str) -> String {
 
 const LABELS: &str = "object.metadata.labels";
 
-fn has_label(key: &str) -> String {
-    format!("(has({LABELS}) && {} in {LABELS})", cel_string(key))
+fn has_label(labels: &str, key: &str) -> String {
+    format!("(has({labels}) && {} in {labels})", cel_string(key))
 }
 
-fn label_is(key: &str, value: &str) -> String {
+fn label_is(labels: &str, key: &str, value: &str) -> String {
     format!(
-        "({} && {LABELS}[{}] == {})",
-        has_label(key),
+        "({} && {labels}[{}] == {})",
+        has_label(labels, key),
         cel_string(key),
         cel_string(value)
     )
@@ -64,22 +65,22 @@ fn list(values: &[String]) -> String {
     format!("[{}]", items.join(", "))
 }
 
-fn requirement(r: &LabelSelectorRequirement) -> Option<String> {
+fn requirement(labels: &str, r: &LabelSelectorRequirement) -> Option<String> {
     let values = r.values.clone().unwrap_or_default();
     let key = cel_string(&r.key);
     Some(match r.operator.as_str() {
         "In" => format!(
-            "({} && {LABELS}[{key}] in {})",
-            has_label(&r.key),
+            "({} && {labels}[{key}] in {})",
+            has_label(labels, &r.key),
             list(&values)
         ),
         "NotIn" => format!(
-            "(!{} || !({LABELS}[{key}] in {}))",
-            has_label(&r.key),
+            "(!{} || !({labels}[{key}] in {}))",
+            has_label(labels, &r.key),
             list(&values)
         ),
-        "Exists" => has_label(&r.key),
-        "DoesNotExist" => format!("!{}", has_label(&r.key)),
+        "Exists" => has_label(labels, &r.key),
+        "DoesNotExist" => format!("!{}", has_label(labels, &r.key)),
         _ => return None,
     })
 }
@@ -88,14 +89,20 @@ fn requirement(r: &LabelSelectorRequirement) -> Option<String> {
 /// `LabelSelectorAsSelector` matching does; `None` for an operator CEL cannot express (the
 /// caller then calls for every pod).
 pub fn selector_expression(selector: &LabelSelector) -> Option<String> {
+    selector_expression_over(selector, LABELS)
+}
+
+/// [`selector_expression`] over the labels at CEL path `labels` (e.g.
+/// `oldObject.metadata.labels` for a DELETE, which has no `object`).
+pub fn selector_expression_over(selector: &LabelSelector, labels: &str) -> Option<String> {
     let mut terms: Vec<String> = selector
         .match_labels
         .iter()
         .flatten()
-        .map(|(k, v)| label_is(k, v))
+        .map(|(k, v)| label_is(labels, k, v))
         .collect();
     for r in selector.match_expressions.iter().flatten() {
-        terms.push(requirement(r)?);
+        terms.push(requirement(labels, r)?);
     }
     if terms.is_empty() {
         return Some("true".to_string());
@@ -106,7 +113,12 @@ pub fn selector_expression(selector: &LabelSelector) -> Option<String> {
 /// The namespaces a SidecarSet's `namespaceSelector` pins by `kubernetes.io/metadata.name`
 /// (`matchLabels`, or an `In` expression), if it does.
 fn pinned_namespaces(s: &SidecarSet) -> Option<Vec<String>> {
-    let sel = s.spec.namespace_selector.as_ref()?;
+    pinned_by(s.spec.namespace_selector.as_ref()?)
+}
+
+/// The namespaces a namespace selector pins by `kubernetes.io/metadata.name` (`matchLabels`,
+/// or an `In` expression), if it does.
+fn pinned_by(sel: &LabelSelector) -> Option<Vec<String>> {
     if let Some(v) = sel
         .match_labels
         .as_ref()
@@ -181,26 +193,118 @@ pub fn pod_webhook_condition(sidecarsets: &[SidecarSet], every_pod: bool) -> Opt
     Some(terms.join(" || "))
 }
 
+/// The deletions pod-deletion flow-control objects (`PodDeletionFlowControl`) may count, as CEL
+/// terms of the pod validating webhooks: `delete` over a pod DELETE (`oldObject` is the pod),
+/// `evict` over an eviction (which names the pod but carries none of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowTerms {
+    /// True for a DELETE some object may count.
+    pub delete: String,
+    /// True for an eviction some object may count.
+    pub evict: String,
+}
+
+impl FlowTerms {
+    /// Every deletion and eviction (the objects are not known yet).
+    pub fn every() -> Self {
+        Self {
+            delete: "true".to_string(),
+            evict: "true".to_string(),
+        }
+    }
+}
+
+/// The [`FlowTerms`] of `objects` (`None` when there are none: no deletion is counted). Per
+/// object: the request's namespace when its `namespaceSelector` pins namespaces by
+/// `kubernetes.io/metadata.name` (other namespace selectors cannot be evaluated on the request
+/// and are left to the handler), the user not exempt, and for a DELETE the old pod's controller
+/// in scope (`KruiseWorkloads`: `apps.kruise.io/*`) and its labels selected by `podSelector`
+/// (left to the handler when CEL cannot express it).
+pub fn flow_control_terms(objects: &[PodDeletionFlowControl]) -> Option<FlowTerms> {
+    if objects.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<&PodDeletionFlowControl> = objects.iter().collect();
+    sorted.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let mut delete = Vec::new();
+    let mut evict = Vec::new();
+    for fc in sorted {
+        let mut common = Vec::new();
+        if let Some(nss) = fc.spec.namespace_selector.as_ref().and_then(pinned_by) {
+            common.push(format!("request.namespace in {}", list(&nss)));
+        }
+        let exempt = fc
+            .spec
+            .exempt
+            .as_ref()
+            .map(|e| e.usernames.clone())
+            .unwrap_or_default();
+        if !exempt.is_empty() {
+            common.push(format!("!(request.userInfo.username in {})", list(&exempt)));
+        }
+        let mut on_pod = common.clone();
+        if fc.spec.scope.unwrap_or_default() == FlowControlScope::KruiseWorkloads {
+            on_pod.push(
+                "(has(oldObject.metadata.ownerReferences) && \
+                 oldObject.metadata.ownerReferences.exists(r, has(r.controller) && r.controller \
+                 && r.apiVersion.startsWith('apps.kruise.io/')))"
+                    .to_string(),
+            );
+        }
+        if let Some(e) = fc
+            .spec
+            .pod_selector
+            .as_ref()
+            .and_then(|sel| selector_expression_over(sel, "oldObject.metadata.labels"))
+            .filter(|e| e != "true")
+        {
+            on_pod.push(format!("({e})"));
+        }
+        let join = |terms: Vec<String>| {
+            if terms.is_empty() {
+                "true".to_string()
+            } else {
+                format!("({})", terms.join(" && "))
+            }
+        };
+        delete.push(join(on_pod));
+        evict.push(join(common));
+    }
+    Some(FlowTerms {
+        delete: delete.join(" || "),
+        evict: evict.join(" || "),
+    })
+}
+
 /// The `matchConditions` expression of the pod validating webhooks (`vpod.kb.io`,
-/// `vpodeviction.kb.io`), which only hold pods to PodUnavailableBudgets: OpenKruise's handler
-/// admits every pod without the `kruise.io/related-pub` annotation, so a deletion
-/// (`PodUnavailableBudgetDeleteGate`) calls it only for a pod with the annotation, an update
-/// (`PodUnavailableBudgetUpdateGate`) only for a new pod with it; an eviction names the pod but
-/// does not carry it, so an eviction calls it when its namespace is among `budget_namespaces`
-/// (the namespaces holding a budget; `None`: not known yet, every eviction calls it). `None`
-/// for another webhook; `Some(None)`: no condition (every request); `Some(Some("false"))` when
-/// nothing is left to check.
+/// `vpodeviction.kb.io`), which hold pods to PodUnavailableBudgets and deletions to
+/// pod-deletion flow control. OpenKruise's handler admits every pod without the
+/// `kruise.io/related-pub` annotation, so a deletion (`PodUnavailableBudgetDeleteGate`) calls
+/// it for a pod with the annotation, an update (`PodUnavailableBudgetUpdateGate`) for a new pod
+/// with it; an eviction names the pod but does not carry it, so an eviction calls it when its
+/// namespace is among `budget_namespaces` (the namespaces holding a budget; `None`: not known
+/// yet, every eviction calls it). `flow` adds the deletions and evictions flow-control objects
+/// may count ([`flow_control_terms`]). `None` for another webhook; `Some(None)`: no condition
+/// (every request); `Some(Some("false"))` when nothing is left to check.
 pub fn budget_condition(
     webhook: &str,
     delete_gate: bool,
     update_gate: bool,
     budget_namespaces: Option<&[String]>,
+    flow: Option<&FlowTerms>,
 ) -> Option<Option<String>> {
     let has = |obj: &str| {
         format!(
             "({obj} != null && has({obj}.metadata.annotations) && {} in {obj}.metadata.annotations)",
             cel_string(keys::PUB_RELATED)
         )
+    };
+    let any = |terms: Vec<String>| {
+        if terms.is_empty() {
+            "false".to_string()
+        } else {
+            terms.join(" || ")
+        }
     };
     match webhook {
         "vpod.kb.io" => {
@@ -217,17 +321,29 @@ pub fn budget_condition(
                     has("object")
                 ));
             }
-            Some(Some(if terms.is_empty() {
-                "false".to_string()
-            } else {
-                terms.join(" || ")
-            }))
+            if let Some(f) = flow {
+                terms.push(format!(
+                    "(request.operation == 'DELETE' && oldObject != null && ({}))",
+                    f.delete
+                ));
+            }
+            Some(Some(any(terms)))
         }
-        "vpodeviction.kb.io" => Some(match (delete_gate, budget_namespaces) {
-            (false, _) | (true, Some([])) => Some("false".to_string()),
-            (true, None) => None,
-            (true, Some(nss)) => Some(format!("request.namespace in {}", list(nss))),
-        }),
+        "vpodeviction.kb.io" => {
+            let mut terms = Vec::new();
+            match (delete_gate, budget_namespaces) {
+                (false, _) | (true, Some([])) => {}
+                (true, None) => return Some(None),
+                (true, Some(nss)) => terms.push(format!("request.namespace in {}", list(nss))),
+            }
+            if let Some(f) = flow {
+                if f.evict == "true" {
+                    return Some(None);
+                }
+                terms.push(format!("({})", f.evict));
+            }
+            Some(Some(any(terms)))
+        }
         _ => None,
     }
 }

@@ -157,7 +157,7 @@ fn eval_op(expr: &str, operation: &str, object: Value, old: Value) -> bool {
 fn pod_validating_webhooks_are_called_only_for_pods_naming_a_budget() {
     let plain = json!({"metadata": {"name": "p"}});
     let covered = json!({"metadata": {"name": "p", "annotations": {"kruise.io/related-pub": "b"}}});
-    let both = budget_condition("vpod.kb.io", true, true, None)
+    let both = budget_condition("vpod.kb.io", true, true, None, None)
         .unwrap()
         .unwrap();
     assert!(eval_op(&both, "DELETE", Value::Null, covered.clone()));
@@ -165,7 +165,7 @@ fn pod_validating_webhooks_are_called_only_for_pods_naming_a_budget() {
     assert!(eval_op(&both, "UPDATE", covered.clone(), plain.clone()));
     assert!(!eval_op(&both, "UPDATE", plain.clone(), covered.clone()));
     // Default gates (delete only): updates never call it.
-    let delete = budget_condition("vpod.kb.io", true, false, None)
+    let delete = budget_condition("vpod.kb.io", true, false, None, None)
         .unwrap()
         .unwrap();
     assert!(!eval_op(
@@ -176,28 +176,145 @@ fn pod_validating_webhooks_are_called_only_for_pods_naming_a_budget() {
     ));
     assert!(eval_op(&delete, "DELETE", Value::Null, covered.clone()));
     assert_eq!(
-        budget_condition("vpod.kb.io", false, false, None),
+        budget_condition("vpod.kb.io", false, false, None, None),
         Some(Some("false".to_string()))
     );
     // Evictions do not carry the pod: by namespace — every one until the budgets are known,
     // none without a budget, those of namespaces holding one.
     assert_eq!(
-        budget_condition("vpodeviction.kb.io", true, false, None),
+        budget_condition("vpodeviction.kb.io", true, false, None, None),
         Some(None)
     );
     assert_eq!(
-        budget_condition("vpodeviction.kb.io", true, false, Some(&[])),
+        budget_condition("vpodeviction.kb.io", true, false, Some(&[]), None),
         Some(Some("false".to_string()))
     );
     assert_eq!(
-        budget_condition("vpodeviction.kb.io", false, true, None),
+        budget_condition("vpodeviction.kb.io", false, true, None, None),
         Some(Some("false".to_string()))
     );
     let nss = ["a".to_string(), "b".to_string()];
-    let some = budget_condition("vpodeviction.kb.io", true, false, Some(&nss))
+    let some = budget_condition("vpodeviction.kb.io", true, false, Some(&nss), None)
         .unwrap()
         .unwrap();
     assert!(eval(&some, &json!({}), "b"));
     assert!(!eval(&some, &json!({}), "c"));
-    assert_eq!(budget_condition("mpod.kb.io", true, true, None), None);
+    assert_eq!(budget_condition("mpod.kb.io", true, true, None, None), None);
+}
+
+/// Evaluates `expr` for a request with `operation`, `namespace`, user `username` and the old
+/// object `old` (`object` null, as on a DELETE).
+fn eval_request(expr: &str, operation: &str, namespace: &str, username: &str, old: Value) -> bool {
+    let program = Program::compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    let mut ctx = Context::default();
+    ctx.add_variable("object", Value::Null).unwrap();
+    ctx.add_variable("oldObject", old).unwrap();
+    ctx.add_variable(
+        "request",
+        json!({"namespace": namespace, "operation": operation,
+               "userInfo": {"username": username}}),
+    )
+    .unwrap();
+    match program.execute(&ctx) {
+        Ok(CelValue::Bool(b)) => b,
+        other => panic!("{expr}: {other:?}"),
+    }
+}
+
+fn flow_control(name: &str, spec: Value) -> PodDeletionFlowControl {
+    serde_json::from_value(json!({"metadata": {"name": name}, "spec": spec})).unwrap()
+}
+
+#[test]
+fn flow_control_adds_the_deletions_it_may_count_and_nothing_else() {
+    let kruise_pod = json!({"metadata": {"name": "p", "labels": {"app": "web"},
+        "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+                             "name": "web", "uid": "u", "controller": true}]}});
+    let deployment_pod = json!({"metadata": {"name": "p", "labels": {"app": "web"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1",
+                             "uid": "u", "controller": true}]}});
+    let bare = json!({"metadata": {"name": "p"}});
+    assert_eq!(flow_control_terms(&[]), None);
+    let objects = [
+        flow_control(
+            "kruise",
+            json!({"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "a"}},
+                   "limits": [{"window": "1m", "maxDeletions": 1}],
+                   "exempt": {"usernames": ["drainer"]}}),
+        ),
+        flow_control(
+            "all",
+            json!({"scope": "AllWorkloads",
+                   "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                         "operator": "In", "values": ["b"]}]},
+                   "podSelector": {"matchLabels": {"app": "web"}},
+                   "limits": [{"window": "1m", "maxDeletions": 1}]}),
+        ),
+    ];
+    let terms = flow_control_terms(&objects).unwrap();
+    // With PodUnavailableBudget's delete gate off, only flow control calls the webhook.
+    let vpod = budget_condition("vpod.kb.io", false, false, None, Some(&terms))
+        .unwrap()
+        .unwrap();
+    let del =
+        |ns: &str, user: &str, pod: &Value| eval_request(&vpod, "DELETE", ns, user, pod.clone());
+    assert!(del("a", "alice", &kruise_pod));
+    assert!(!del("a", "drainer", &kruise_pod), "exempt user");
+    assert!(!del("a", "alice", &deployment_pod), "KruiseWorkloads only");
+    assert!(!del("c", "alice", &kruise_pod), "namespace not selected");
+    assert!(del("b", "alice", &deployment_pod), "AllWorkloads in b");
+    assert!(!del("b", "alice", &bare), "podSelector");
+    assert!(!eval_request(
+        &vpod,
+        "UPDATE",
+        "a",
+        "alice",
+        kruise_pod.clone()
+    ));
+    // Evictions: by namespace and user.
+    let evict = budget_condition("vpodeviction.kb.io", true, false, Some(&[]), Some(&terms))
+        .unwrap()
+        .unwrap();
+    let ev = |ns: &str, user: &str| eval_request(&evict, "CREATE", ns, user, Value::Null);
+    assert!(ev("a", "alice") && ev("b", "alice"));
+    assert!(!ev("a", "drainer") && !ev("c", "alice"));
+    // An object with an unpinned namespace selector: every eviction; before the objects are
+    // known: no condition at all.
+    let wide = flow_control_terms(&[flow_control(
+        "wide",
+        json!({"namespaceSelector": {"matchLabels": {"team": "x"}},
+               "limits": [{"window": "1m", "maxDeletions": 1}]}),
+    )])
+    .unwrap();
+    assert_eq!(
+        budget_condition("vpodeviction.kb.io", true, false, Some(&[]), Some(&wide)),
+        Some(None)
+    );
+    assert_eq!(
+        budget_condition(
+            "vpodeviction.kb.io",
+            false,
+            false,
+            None,
+            Some(&FlowTerms::every())
+        ),
+        Some(None)
+    );
+    let vpod_wide = budget_condition("vpod.kb.io", false, false, None, Some(&wide))
+        .unwrap()
+        .unwrap();
+    assert!(eval_request(
+        &vpod_wide,
+        "DELETE",
+        "zzz",
+        "u",
+        kruise_pod.clone()
+    ));
+    assert!(!eval_request(
+        &vpod_wide,
+        "DELETE",
+        "zzz",
+        "u",
+        deployment_pod.clone()
+    ));
 }
