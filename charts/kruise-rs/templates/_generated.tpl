@@ -461,6 +461,7 @@ webhooks:
 - vingress.kb.io
 - vnamespace.kb.io
 - vservice.kb.io
+- vuniteddeployment.kb.io
 {{- end -}}
 
 {{- /* The manager's rules whatever controllers run: leader election, Events, the webhook server and its certificate/configuration controller. */ -}}
@@ -1074,6 +1075,31 @@ validating:
     - DELETE
     resources:
     - statefulsets
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-kruise-io-v1alpha1-uniteddeployment
+      port: 443
+  failurePolicy: Fail
+  matchConditions:
+  - expression: 'false'
+    name: kruise-rs-pod-needs-kruise
+  name: vuniteddeployment.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - DELETE
+    resources:
+    - uniteddeployments
   sideEffects: None
   timeoutSeconds: 5
 {{- end -}}

@@ -1,9 +1,10 @@
 //! Deletion-protection cases (`deletionprotection`): DELETE requests for every built-in kind
 //! OpenKruise v1.9.0 protects (`pkg/webhook/{builtinworkloads,namespace,customresourcedefinition,
-//! service,ingress}`) with `policy.kruise.io/delete-protection` absent, `Always`, `Cascading`
-//! and other values, replicas absent, 0 and positive, objects already being deleted, and a
-//! subresource. Recorded on an empty cluster: a `Cascading` Namespace holds no pods, a
-//! `Cascading` CRD's kind has no objects.
+//! service,ingress}`) and for UnitedDeployments (`pkg/webhook/uniteddeployment/validating`) with
+//! `policy.kruise.io/delete-protection` absent, `Always`, `Cascading` and other values,
+//! replicas absent, 0 and positive (and for UnitedDeployments `null`, a type Go cannot decode,
+//! and dry runs), objects already being deleted. Recorded on an empty cluster: a `Cascading`
+//! Namespace holds no pods, a `Cascading` CRD's kind has no objects.
 
 use serde_json::{Value, json};
 
@@ -81,6 +82,8 @@ pub fn cases() -> Vec<Case> {
         b.delete(&format!("{}/terminating", kind.to_lowercase()), o);
         out.extend(b.cases);
     }
+
+    out.extend(united_deployment_cases());
 
     let mut b = Builder {
         prefix: "deletionprotection",
@@ -168,4 +171,98 @@ pub fn cases() -> Vec<Case> {
     }
     out.extend(cases);
     out
+}
+
+/// A UnitedDeployment (an Advanced StatefulSet template over three zones) with `replicas`
+/// (`None`: absent).
+fn united_deployment(replicas: Option<Value>) -> Value {
+    let mut spec = json!({
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {"advancedStatefulSetTemplate": {
+            "metadata": {"labels": {"app": "x"}},
+            "spec": {"selector": {"matchLabels": {"app": "x"}},
+                "template": {"metadata": {"labels": {"app": "x"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}},
+        "topology": {"subsets": [
+            {"name": "a", "nodeSelectorTerm": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}]}},
+            {"name": "b", "nodeSelectorTerm": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-b"]}]}}]},
+        "revisionHistoryLimit": 10,
+        "updateStrategy": {"type": "Manual", "manualUpdate": {}}
+    });
+    if let Some(r) = replicas {
+        spec["replicas"] = r;
+    }
+    json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "UnitedDeployment",
+        "metadata": {"name": "ud", "namespace": NAMESPACE}, "spec": spec})
+}
+
+/// UnitedDeployment deletions (`/validate-apps-kruise-io-v1alpha1-uniteddeployment`).
+fn united_deployment_cases() -> Vec<Case> {
+    let mut b = Builder {
+        prefix: "deletionprotection",
+        group: "apps.kruise.io",
+        version: "v1alpha1",
+        kind: "UnitedDeployment",
+        resource: "uniteddeployments",
+        cases: Vec::new(),
+    };
+    for (vi, v) in VALUES.iter().enumerate() {
+        for replicas in [None, Some(0), Some(3)] {
+            let o = united_deployment(replicas.map(|r| json!(r)));
+            let label = format!(
+                "uniteddeployment/label-{vi}/replicas-{}",
+                replicas.map_or("absent".to_string(), |r| r.to_string())
+            );
+            b.delete(&label, stored(with_label(o, *v)));
+        }
+    }
+    for v in ["Always", "Cascading"] {
+        let o = united_deployment(Some(Value::Null));
+        b.delete(
+            &format!("uniteddeployment/{}/replicas-null", v.to_lowercase()),
+            stored(with_label(o, Some(v))),
+        );
+    }
+    // Values Go's decoder refuses before any label is read.
+    for (what, r) in [
+        ("string", json!("3")),
+        ("float", json!(1.5)),
+        ("int64", json!(3_000_000_000_i64)),
+    ] {
+        let o = united_deployment(Some(r));
+        b.delete(
+            &format!("uniteddeployment/replicas-{what}"),
+            stored(with_label(o, Some("Cascading"))),
+        );
+    }
+    let mut o = stored(with_label(
+        united_deployment(Some(json!(3))),
+        Some("Always"),
+    ));
+    o["metadata"]["deletionTimestamp"] = json!("2026-01-02T00:00:00Z");
+    b.delete("uniteddeployment/terminating", o);
+    let mut cases = b.cases;
+    // Dry runs are judged as real deletions.
+    for (v, r) in [("Always", 0), ("Cascading", 3), ("Cascading", 0)] {
+        let o = stored(with_label(united_deployment(Some(json!(r))), Some(v)));
+        let mut d = Builder {
+            prefix: "deletionprotection",
+            group: "apps.kruise.io",
+            version: "v1alpha1",
+            kind: "UnitedDeployment",
+            resource: "uniteddeployments",
+            cases: Vec::new(),
+        };
+        d.delete(
+            &format!("uniteddeployment/dry-run/{}/replicas-{r}", v.to_lowercase()),
+            o,
+        );
+        for mut c in d.cases {
+            c.dry_run = true;
+            cases.push(c);
+        }
+    }
+    cases
 }

@@ -53,6 +53,9 @@ pub struct Case {
     /// [`NAMESPACE`]: the pod-sidecarset corpus creates pods in several namespaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// The request's `dryRun` (absent: `false`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 impl Case {
@@ -763,6 +766,7 @@ impl Builder {
             object: Some(object),
             old_object: None,
             namespace: None,
+            dry_run: false,
         });
     }
 
@@ -786,6 +790,7 @@ impl Builder {
             object: Some(object),
             old_object: Some(old),
             namespace: None,
+            dry_run: false,
         });
     }
 
@@ -800,6 +805,7 @@ impl Builder {
             object: None,
             old_object: Some(old),
             namespace: None,
+            dry_run: false,
         });
     }
 
@@ -1881,9 +1887,9 @@ mod tests {
     #[test]
     fn every_corpus_is_large_and_ids_are_unique() {
         // Kinds whose webhooks have few rules: every rule and value class is covered with
-        // fewer cases (PodUnavailableBudget: 12 rules; deletion protection: 7 kinds × label
+        // fewer cases (PodUnavailableBudget: 12 rules; deletion protection: 8 kinds × label
         // values × replicas).
-        let small = [("deletionprotection", 80), ("podunavailablebudget", 100)];
+        let small = [("deletionprotection", 100), ("podunavailablebudget", 100)];
         for c in all() {
             let min = small
                 .iter()

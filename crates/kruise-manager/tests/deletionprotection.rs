@@ -1,15 +1,18 @@
-//! Deletion protection of built-in kinds end to end on the testbed (OpenKruise v1.9.0
-//! `pkg/webhook/util/deletionprotection`, e2e `policy/v1alpha1/deletionprotection.go`): a manager
-//! run as users run it with gates `ResourcesDeletionProtection` and
-//! `DeletionProtectionForCRDCascadingGate` refuses deleting a Deployment, Service, Namespace or
-//! CustomResourceDefinition labelled `policy.kruise.io/delete-protection` as OpenKruise does,
-//! and lets it go once the label (or what `Cascading` counts) is gone.
+//! Deletion protection of built-in kinds and UnitedDeployments end to end on the testbed
+//! (OpenKruise v1.9.0 `pkg/webhook/util/deletionprotection`, e2e
+//! `policy/v1alpha1/deletionprotection.go`): a manager run as users run it with gates
+//! `ResourcesDeletionProtection` and `DeletionProtectionForCRDCascadingGate` refuses deleting a
+//! Deployment, UnitedDeployment, Service, Namespace or CustomResourceDefinition labelled
+//! `policy.kruise.io/delete-protection` as OpenKruise does (counting workload refusals in
+//! `workload_deletion_protection`), and lets it go once the label (or what `Cascading` counts)
+//! is gone.
 
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kruise_api::apps::v1alpha1::UnitedDeployment;
 use kruise_e2e::manager::{ManagerSpec, TestManager};
 use kruise_e2e::{TestEnv, install_crds, wait_for};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -39,7 +42,7 @@ async fn protected_objects_are_refused_until_unprotected() {
     let env = TestEnv::connect().await.expect("testbed");
     install_crds(&env).await.expect("CRDs");
     let ns = env.namespace("delprot").await.unwrap();
-    let _m = TestManager::start(
+    let m = TestManager::start(
         ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name())
             .args(&["--feature-gates", GATES]),
         TIMEOUT,
@@ -97,6 +100,71 @@ async fn protected_objects_are_refused_until_unprotected() {
         .delete("web", &DeleteParams::default())
         .await
         .expect("a Cascading Deployment with 0 replicas is deleted");
+
+    // UnitedDeployment (no controller runs it yet: the object only sits there): Always, then
+    // Cascading with replicas, then 0 replicas; an unlabelled one goes without a webhook call.
+    let uds: Api<UnitedDeployment> = ns.api();
+    let ud = |name: &str, replicas: i32, label: Option<&str>| -> UnitedDeployment {
+        let mut o = json!({
+            "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                "template": {"statefulSetTemplate": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {"selector": {"matchLabels": {"app": name}},
+                        "template": {"metadata": {"labels": {"app": name}},
+                            "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}}}}},
+                "topology": {"subsets": [{"name": "a", "nodeSelectorTerm": {"matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}]}}]}},
+        });
+        if let Some(v) = label {
+            o["metadata"]["labels"] = json!({"policy.kruise.io/delete-protection": v});
+        }
+        serde_json::from_value(o).unwrap()
+    };
+    uds.create(&PostParams::default(), &ud("ud", 2, Some("Always")))
+        .await
+        .unwrap();
+    refused(
+        uds.delete("ud", &DeleteParams::default()).await,
+        &format!("{FORBIDDEN}Always"),
+    );
+    uds.patch("ud", &pp, &Patch::Merge(set_label(Some("Cascading"))))
+        .await
+        .unwrap();
+    refused(
+        uds.delete("ud", &DeleteParams::default()).await,
+        &format!("{FORBIDDEN}Cascading and replicas 2>0"),
+    );
+    uds.patch("ud", &pp, &Patch::Merge(json!({"spec": {"replicas": 0}})))
+        .await
+        .unwrap();
+    uds.delete("ud", &DeleteParams::default())
+        .await
+        .expect("a Cascading UnitedDeployment with 0 replicas is deleted");
+    uds.create(&PostParams::default(), &ud("plain", 3, None))
+        .await
+        .unwrap();
+    uds.delete("plain", &DeleteParams::default())
+        .await
+        .expect("an unlabelled UnitedDeployment is deleted");
+    // OpenKruise's metric: `<Kind>_<namespace>_<name>`, one per refusal.
+    let series = format!("kind_namespace_name=\"UnitedDeployment_{}_ud\"", ns.name());
+    let text = m.process.metrics_text().await.expect("metrics");
+    let counted: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("workload_deletion_protection{") && l.contains(&series))
+        .collect();
+    assert_eq!(counted.len(), 1, "{counted:?}");
+    assert_eq!(
+        counted[0].rsplit(' ').next(),
+        Some("2"),
+        "two refusals: {}",
+        counted[0]
+    );
+    assert!(
+        !text.contains(&format!("UnitedDeployment_{}_plain", ns.name())),
+        "an admitted deletion is not counted"
+    );
 
     // Service: Always only.
     let services: Api<Service> = ns.api();

@@ -63,7 +63,7 @@ async fn only_the_cloneset_crd_and_controllers_cloneset() {
         webhook_names(serde_json::to_value(m).unwrap()),
         ["mcloneset.kb.io"]
     );
-    // And the deletion protection of built-in kinds, which belongs to no controller
+    // And deletion protection (built-in kinds, UnitedDeployments), which belongs to no controller
     // (`vservice`/`vingress` only with gate ResourcesDeletionProtection, off here).
     assert_eq!(
         webhook_names(serde_json::to_value(v).unwrap()),
@@ -73,7 +73,8 @@ async fn only_the_cloneset_crd_and_controllers_cloneset() {
             "vbuiltinstatefulset.kb.io",
             "vcloneset.kb.io",
             "vcustomresourcedefinition.kb.io",
-            "vnamespace.kb.io"
+            "vnamespace.kb.io",
+            "vuniteddeployment.kb.io"
         ]
     );
 

@@ -171,9 +171,6 @@ impl Feature {
             ResourceDistributionGate => {
                 Some("ResourceDistribution is not implemented: nothing is distributed")
             }
-            ResourcesDeletionProtection => Some(
-                "deletion protection of UnitedDeployments is not implemented (UnitedDeployment is not): every other kind OpenKruise protects is",
-            ),
             EnhancedLivenessProbe => {
                 Some("the enhanced liveness probe (NodePodProbe-based) is not implemented")
             }

@@ -30,6 +30,9 @@ pub const VALIDATE_NAMESPACE: &str = "/validate-namespace";
 pub const VALIDATE_SERVICE: &str = "/validate-service";
 /// Deletion protection of Ingresses.
 pub const VALIDATE_INGRESS: &str = "/validate-ingress";
+/// UnitedDeployment validation (`vuniteddeployment.kb.io`): deletion protection only, until
+/// kruise-rs runs a UnitedDeployment controller.
+pub const VALIDATE_UNITEDDEPLOYMENT: &str = "/validate-apps-kruise-io-v1alpha1-uniteddeployment";
 /// PodUnavailableBudget validation.
 pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podunavailablebudget";
 /// Pod mutation.

@@ -304,6 +304,20 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         gate: None,
         handler: |r, c| Box::pin(statefulset::validate(r, c)),
     },
+    // OpenKruise's webhook also validates creates and updates (`create;update;delete`); kruise-rs
+    // registers DELETE only (deletion protection) until it runs a UnitedDeployment controller.
+    AdmissionEntry {
+        name: "vuniteddeployment.kb.io",
+        path: paths::VALIDATE_UNITEDDEPLOYMENT,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1"],
+        operations: &["DELETE"],
+        resource: "uniteddeployments",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(deletionprotection::validate_united_deployment(r, c)),
+    },
 ];
 
 /// Which webhooks a manager serves: those its feature gates enable

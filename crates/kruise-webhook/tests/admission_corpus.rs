@@ -38,7 +38,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("cloneset", 900),
     ("daemonset-v1alpha1", 800),
     ("daemonset-v1beta1", 800),
-    ("deletionprotection", 80),
+    ("deletionprotection", 100),
     ("pod", 900),
     ("pod-sidecarset", 570),
     ("podunavailablebudget", 100),
@@ -69,7 +69,7 @@ fn review(rec: &Record, operation: &str, object: Option<&Value>) -> Vec<u8> {
             "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
             "name": name, "namespace": c.request_namespace(), "operation": operation,
             "userInfo": {"username": "kruise-admission-corpus"},
-            "object": object, "oldObject": c.old_object, "dryRun": false
+            "object": object, "oldObject": c.old_object, "dryRun": c.dry_run
         }
     }))
     .expect("review")

@@ -71,6 +71,10 @@ fn paths(group: &str, kind: &str) -> (Option<&'static str>, Option<&'static str>
         ("apps", "Deployment") => (None, Some("/validate-apps-deployment")),
         ("apps", "ReplicaSet") => (None, Some("/validate-apps-replicaset")),
         ("apps", "StatefulSet") => (None, Some("/validate-apps-statefulset")),
+        ("apps.kruise.io", "UnitedDeployment") => (
+            None,
+            Some("/validate-apps-kruise-io-v1alpha1-uniteddeployment"),
+        ),
         ("", "Namespace") => (None, Some("/validate-namespace")),
         ("", "Service") => (None, Some("/validate-service")),
         ("networking.k8s.io", "Ingress") => (None, Some("/validate-ingress")),
@@ -138,7 +142,7 @@ impl Recorder {
                 "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
                 "name": name, "namespace": case.request_namespace(), "operation": operation,
                 "userInfo": {"username": "kruise-admission-corpus"},
-                "object": object, "oldObject": old, "dryRun": false,
+                "object": object, "oldObject": old, "dryRun": case.dry_run,
                 "options": if operation == "DELETE" { json!({"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions"}) }
                            else if operation == "UPDATE" { json!({"apiVersion": "meta.k8s.io/v1", "kind": "UpdateOptions"}) }
                            else { json!({"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"}) }

@@ -9,7 +9,10 @@
 //! ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always`) and count in
 //! OpenKruise's `workload_deletion_protection`, `namespace_deletion_protection` and
 //! `crd_deletion_protection` metrics. CloneSets and Advanced StatefulSets are protected by their
-//! own validating webhooks ([`crate::common::validate_workload_deletion`]).
+//! own validating webhooks ([`crate::common::validate_workload_deletion`]). UnitedDeployments
+//! (`vuniteddeployment.kb.io`, [`validate_united_deployment`]) are protected here too, as
+//! `Deployment`s are, until kruise-rs runs a UnitedDeployment controller: OpenKruise's webhook of
+//! that name also validates creates and updates, which arrive with the controller.
 //!
 //! The webhooks are called only for objects carrying the label (`scope::deletion_condition`),
 //! so with the manager down nothing else is refused.
@@ -40,6 +43,7 @@ pub const WEBHOOKS: &[&str] = &[
     "vingress.kb.io",
     "vnamespace.kb.io",
     "vservice.kb.io",
+    "vuniteddeployment.kb.io",
 ];
 
 /// Labels `{kind_namespace_name, username}` of `workload_deletion_protection`.
@@ -61,7 +65,7 @@ pub struct NameLabels {
 }
 
 /// OpenKruise's `workload_deletion_protection` (refused deletions of Deployments, ReplicaSets,
-/// StatefulSets).
+/// StatefulSets, UnitedDeployments).
 pub static WORKLOAD_REFUSALS: LazyLock<Family<WorkloadLabels, UntypedCounter>> =
     LazyLock::new(Default::default);
 /// OpenKruise's `namespace_deletion_protection`.
@@ -89,14 +93,71 @@ pub async fn validate_workload(req: &Request, ctx: &HandlerContext) -> Response 
     if !deletion(req) {
         return allow(req);
     }
+    judge_workload(
+        req,
+        ctx,
+        Some(&["Deployment", "ReplicaSet", "StatefulSet"]),
+        |_| Ok(()),
+    )
+}
+
+/// `/validate-apps-kruise-io-v1alpha1-uniteddeployment` (`vuniteddeployment.kb.io`), DELETE
+/// only for now: OpenKruise's handler judges a deletion with `ValidateWorkloadDeletion(oldObj,
+/// oldObj.Spec.Replicas)` (`Cascading` refuses only while `spec.replicas` is set and `> 0`; an
+/// absent `spec.replicas`, which OpenKruise's defaulting leaves absent, is not refused) and counts
+/// a refusal in `workload_deletion_protection` as `UnitedDeployment_<ns>_<name>`. Its create and
+/// update validation arrives with kruise-rs' UnitedDeployment controller; until then the
+/// webhook is registered for DELETE only.
+pub async fn validate_united_deployment(req: &Request, ctx: &HandlerContext) -> Response {
+    if req.operation != Operation::Delete || req.old_object.is_none() {
+        return allow(req);
+    }
+    judge_workload(req, ctx, None, |old| {
+        // OpenKruise decodes the old object into its Go type: a `spec.replicas` that is not an
+        // int32 fails there (the API server's schema never lets one be stored).
+        match old.pointer("/spec/replicas") {
+            None | Some(Value::Null) => Ok(()),
+            Some(v) if v.as_i64().is_some_and(|r| i32::try_from(r).is_ok()) => Ok(()),
+            Some(v) => Err(format!(
+                "json: cannot unmarshal {} into Go struct field UnitedDeploymentSpec.spec.replicas of type int32",
+                go_json_type(v)
+            )),
+        }
+    })
+}
+
+/// What Go's `encoding/json` calls the JSON value `v` in an unmarshal error.
+fn go_json_type(v: &Value) -> String {
+    match v {
+        Value::String(_) => "string".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Array(_) => "array".into(),
+        Value::Object(_) => "object".into(),
+        Value::Number(n) => format!("number {n}"),
+        Value::Null => "null".into(),
+    }
+}
+
+/// `ValidateWorkloadDeletion(oldObj, oldObj.Spec.Replicas)` on the request's old object, after
+/// `decodable` accepts it (else code 400 with its error), for a request of one of `kinds` (all
+/// when `None`; others are admitted); a refusal is counted in [`WORKLOAD_REFUSALS`] as
+/// `<kind>_<namespace>_<name>` and answered with code 403.
+fn judge_workload(
+    req: &Request,
+    ctx: &HandlerContext,
+    kinds: Option<&[&str]>,
+    decodable: impl Fn(&Value) -> Result<(), String>,
+) -> Response {
     let old: Value = match decode_old_object(req) {
         Ok(Some(v)) => v,
         Ok(None) => return allow(req),
         Err(e) => return errored(req, CODE_BAD_REQUEST, e),
     };
-    let kind = req.kind.kind.as_str();
-    if !matches!(kind, "Deployment" | "ReplicaSet" | "StatefulSet") {
+    if kinds.is_some_and(|k| !k.contains(&req.kind.kind.as_str())) {
         return allow(req);
+    }
+    if let Err(e) = decodable(&old) {
+        return errored(req, CODE_BAD_REQUEST, e);
     }
     let meta: ObjectMeta = match serde_json::from_value(old["metadata"].clone()) {
         Ok(m) => m,
@@ -112,7 +173,8 @@ pub async fn validate_workload(req: &Request, ctx: &HandlerContext) -> Response 
             WORKLOAD_REFUSALS
                 .get_or_create(&WorkloadLabels {
                     kind_namespace_name: format!(
-                        "{kind}_{}_{}",
+                        "{}_{}_{}",
+                        req.kind.kind,
                         meta.namespace.as_deref().unwrap_or(""),
                         meta.name.as_deref().unwrap_or("")
                     ),
@@ -311,4 +373,92 @@ async fn active_custom_resources(
         .iter()
         .filter(|o| o.metadata.deletion_timestamp.is_none())
         .count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::testing::request;
+    use kruise_runtime::features::FeatureGates;
+    use serde_json::json;
+
+    fn ud(name: &str, label: Option<&str>, replicas: Option<Value>) -> Value {
+        let mut o = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "UnitedDeployment",
+            "metadata": {"name": name, "namespace": "ns"}, "spec": {}});
+        if let Some(v) = label {
+            o["metadata"]["labels"] = json!({keys::DELETION_PROTECTION: v});
+        }
+        if let Some(r) = replicas {
+            o["spec"]["replicas"] = r;
+        }
+        o
+    }
+
+    async fn delete(gates: &FeatureGates, old: Value) -> Response {
+        let mut req = request("DELETE", "uniteddeployments", "v1alpha1", None, Some(old));
+        req.kind.kind = "UnitedDeployment".into();
+        let ctx = HandlerContext {
+            gates: gates.clone(),
+            lookup: None,
+        };
+        validate_united_deployment(&req, &ctx).await
+    }
+
+    fn refusals(name: &str) -> u64 {
+        WORKLOAD_REFUSALS
+            .get_or_create(&WorkloadLabels {
+                kind_namespace_name: format!("UnitedDeployment_ns_{name}"),
+                username: "tester".into(),
+            })
+            .get()
+    }
+
+    #[tokio::test]
+    async fn united_deployments_are_judged_like_workloads() {
+        let on = FeatureGates::default().with(Feature::ResourcesDeletionProtection, true);
+        let r = delete(&on, ud("always", Some("Always"), Some(json!(0)))).await;
+        assert_eq!((r.allowed, r.result.code), (false, 403));
+        assert_eq!(
+            r.result.message,
+            "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always"
+        );
+        assert_eq!(refusals("always"), 1);
+        let r = delete(&on, ud("cascading", Some("Cascading"), Some(json!(2)))).await;
+        assert_eq!(
+            r.result.message,
+            "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 2>0"
+        );
+        assert_eq!(refusals("cascading"), 1);
+        // Cascading without replicas (absent or null) or with 0, no label, gate off: admitted.
+        for old in [
+            ud("a", Some("Cascading"), None),
+            ud("b", Some("Cascading"), Some(Value::Null)),
+            ud("c", Some("Cascading"), Some(json!(0))),
+            ud("d", None, Some(json!(3))),
+        ] {
+            assert!(delete(&on, old).await.allowed);
+        }
+        let off = FeatureGates::default().with(Feature::ResourcesDeletionProtection, false);
+        assert!(delete(&off, ud("e", Some("Always"), None)).await.allowed);
+        // What Go cannot decode into the typed object.
+        let r = delete(&on, ud("f", None, Some(json!("3")))).await;
+        assert_eq!((r.allowed, r.result.code), (false, 400));
+        assert_eq!(
+            r.result.message,
+            "json: cannot unmarshal string into Go struct field UnitedDeploymentSpec.spec.replicas of type int32"
+        );
+        // Creates and updates are not judged yet.
+        let req = request(
+            "CREATE",
+            "uniteddeployments",
+            "v1alpha1",
+            Some(ud("g", Some("Always"), None)),
+            None,
+        );
+        let ctx = HandlerContext {
+            gates: on,
+            lookup: None,
+        };
+        assert!(validate_united_deployment(&req, &ctx).await.allowed);
+    }
 }

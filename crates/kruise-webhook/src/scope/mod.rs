@@ -348,8 +348,9 @@ pub fn budget_condition(
     }
 }
 
-/// The `matchConditions` expression of the deletion-protection webhooks of built-in kinds
-/// (`vbuiltin*`, `vcustomresourcedefinition`, `vnamespace`, `vservice`, `vingress`): their
+/// The `matchConditions` expression of the deletion-protection webhooks
+/// ([`crate::deletionprotection::WEBHOOKS`]: `vbuiltin*`, `vcustomresourcedefinition`,
+/// `vnamespace`, `vservice`, `vingress`, and `vuniteddeployment`, DELETE only for now): their
 /// handlers refuse only objects labelled `policy.kruise.io/delete-protection` while gate
 /// `ResourcesDeletionProtection` is on, so they are called only for those (never with the gate
 /// off). `None` for another webhook.

@@ -318,3 +318,23 @@ fn flow_control_adds_the_deletions_it_may_count_and_nothing_else() {
         deployment_pod.clone()
     ));
 }
+
+#[test]
+fn deletion_protection_webhooks_are_called_only_for_labelled_objects() {
+    let labelled = json!({"metadata": {"name": "w",
+        "labels": {"policy.kruise.io/delete-protection": "Cascading"}}, "spec": {}});
+    let other = json!({"metadata": {"name": "w", "labels": {"app": "x"}}, "spec": {}});
+    let bare = json!({"metadata": {"name": "w"}, "spec": {}});
+    assert!(crate::deletionprotection::WEBHOOKS.contains(&"vuniteddeployment.kb.io"));
+    for webhook in crate::deletionprotection::WEBHOOKS {
+        let on = deletion_condition(webhook, true).expect(webhook);
+        assert!(eval_op(&on, "DELETE", Value::Null, labelled.clone()));
+        assert!(!eval_op(&on, "DELETE", Value::Null, other.clone()));
+        assert!(!eval_op(&on, "DELETE", Value::Null, bare.clone()));
+        // Gate off: never called.
+        let off = deletion_condition(webhook, false).expect(webhook);
+        assert!(!eval_op(&off, "DELETE", Value::Null, labelled.clone()));
+    }
+    assert_eq!(deletion_condition("vcloneset.kb.io", true), None);
+    assert_eq!(deletion_condition("mpod.kb.io", true), None);
+}
