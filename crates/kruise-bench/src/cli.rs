@@ -27,10 +27,13 @@ pub(crate) enum Scenario {
     /// Restart of one or more managers over many CloneSets: time to the first completed
     /// reconcile of all, API requests, RSS; against a bare LIST of every CloneSet and pod.
     Scale(ScaleArgs),
-    /// The pod webhook: pod-create latency through /mutate-pod with SidecarSets installed
+    /// The pod webhooks: pod-create latency through /mutate-pod with SidecarSets installed
     /// against creates without the webhook, manager CPU and RSS (part 1, "injection"); admission
     /// calls and time to Ready of a plain Deployment with no manager, the scoped pod webhook and
-    /// OpenKruise's every-pod configuration (part 2, "blast"). Needs a testbed of its own.
+    /// OpenKruise's every-pod configuration, then evictions and its deletion with the manager
+    /// killed (part 2, "blast"); pod-DELETE latency through /validate-pod with 1,000
+    /// PodUnavailableBudgets against deletes without the webhook, manager CPU and RSS (part 3,
+    /// "budget"). Needs a testbed of its own.
     Admission(admission::AdmissionArgs),
 }
 

@@ -44,8 +44,10 @@
 //! 5. A summary per manager (median, min and max over the rounds; ratios to the Go manager's
 //!    medians when it was measured); with `--json FILE` every run and the summary as JSON.
 //!
-//! `admission`: the pod webhook (`/mutate-pod`) — injection latency with SidecarSets installed
-//! and the admission calls plain Deployment pods make; see the `admission` module.
+//! `admission`: the pod webhooks (`/mutate-pod`, `/validate-pod`) — injection latency with
+//! SidecarSets installed, the admission calls plain Deployment pods make (and what a killed
+//! manager does to their evictions and deletion), and pod-DELETE latency with 1,000
+//! PodUnavailableBudgets; see the `admission` module.
 //!
 //! Prints progress every second and a summary; exits non-zero with a reason on failure.
 

@@ -118,6 +118,16 @@ impl Manager {
     }
 }
 
+impl Manager {
+    /// SIGKILL, as a crash: the process leaves everything (webhook configurations) in place.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 impl Drop for Manager {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {

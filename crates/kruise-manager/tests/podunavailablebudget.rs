@@ -104,7 +104,9 @@ async fn pods_of(ns: &TestNamespace, app: &str) -> Vec<Pod> {
 }
 
 /// Watches the pods labelled `app=<app>` and keeps the fewest ready (and not terminating) seen
-/// once at least `n` pods are known; abort the task when done.
+/// at any event once at least `n` pods have been seen: a pod that is not ready, terminating or
+/// gone (its Delete event drops it) counts as unavailable, so `n` minus the minimum is the most
+/// pods of an `n`-pod workload ever unavailable at a sampled instant. Abort the task when done.
 fn sample_min_ready(
     pods: Api<Pod>,
     app: &str,
@@ -120,15 +122,41 @@ fn sample_min_ready(
     let task = {
         let min_ready = min_ready.clone();
         tokio::spawn(async move {
+            // Ready and active, by pod; `relist` collects a re-list's pods until it is done.
             let mut state: std::collections::BTreeMap<String, bool> = Default::default();
-            let stream = watcher(pods, watcher::Config::default().labels(&labels))
-                .default_backoff()
-                .applied_objects();
+            let mut relist: Option<std::collections::BTreeMap<String, bool>> = None;
+            let mut armed = false;
+            let ready =
+                |p: &Pod| p.metadata.deletion_timestamp.is_none() && kruise_e2e::pod_ready(p);
+            let stream =
+                watcher(pods, watcher::Config::default().labels(&labels)).default_backoff();
             futures::pin_mut!(stream);
-            while let Ok(Some(p)) = stream.try_next().await {
-                let ready = p.metadata.deletion_timestamp.is_none() && kruise_e2e::pod_ready(&p);
-                state.insert(p.name_any(), ready);
-                if state.len() >= n {
+            while let Ok(Some(event)) = stream.try_next().await {
+                match event {
+                    watcher::Event::Init => {
+                        relist = Some(Default::default());
+                        continue;
+                    }
+                    watcher::Event::InitApply(p) => {
+                        if let Some(r) = relist.as_mut() {
+                            r.insert(p.name_any(), ready(&p));
+                        }
+                        continue;
+                    }
+                    watcher::Event::InitDone => {
+                        if let Some(r) = relist.take() {
+                            state = r;
+                        }
+                    }
+                    watcher::Event::Apply(p) => {
+                        state.insert(p.name_any(), ready(&p));
+                    }
+                    watcher::Event::Delete(p) => {
+                        state.remove(&p.name_any());
+                    }
+                }
+                armed |= state.len() >= n;
+                if armed {
                     let now = state.values().filter(|r| **r).count();
                     min_ready.fetch_min(now, std::sync::atomic::Ordering::SeqCst);
                 }
@@ -441,15 +469,26 @@ async fn invalid_and_conflicting_budgets_are_refused() {
     );
 }
 
-/// The pod webhooks hold deletions and evictions to the budget: a burst of 20 concurrent
-/// evictions of a 20-pod CloneSet under `maxUnavailable: 2` admits at most 2 (each recorded in
-/// `disruptedPods`), refuses the rest with OpenKruise's message, and — sampled by a watch over
-/// the whole burst and the replacements — never leaves fewer than 18 pods ready.
-#[tokio::test]
-async fn eviction_storm_never_takes_more_than_the_budget() {
-    use kube::api::EvictParams;
+/// The stage of a storm: a 20-pod CloneSet `storm` under the budget `storm-pub`
+/// (`maxUnavailable: 2`), every pod Ready and carrying `kruise.io/related-pub`, and a watch
+/// sampling how many are ready ([`sample_min_ready`]) from before the storm until [`Storm::settle`].
+struct Storm {
+    _env: TestEnv,
+    ns: TestNamespace,
+    _manager: TestManager,
+    budgets: Api<PodUnavailableBudget>,
+    pods: Api<Pod>,
+    /// The 20 pods before the storm.
+    names: Vec<String>,
+    sampler: tokio::task::JoinHandle<()>,
+    min_ready: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
 
-    let (_env, ns, _m) = setup("pub-storm", &[]).await;
+/// The refusal of a disruption the budget `storm-pub` does not allow.
+const STORM_DENIAL: &str = "podunavailablebudgets.policy.kruise.io \"storm-pub\" is forbidden: pub unavailable allowed is negative";
+
+async fn storm(prefix: &str) -> Storm {
+    let (env, ns, manager) = setup(prefix, &[]).await;
     create_cloneset(&ns, "storm", 20).await;
     let budgets = create_budget(
         &ns,
@@ -470,18 +509,75 @@ async fn eviction_storm_never_takes_more_than_the_budget() {
     })
     .await
     .unwrap();
-
     // Watch readiness throughout: the fewest ready, active pods seen.
     let (sampler, min_ready) = sample_min_ready(pods.clone(), "storm", 20);
     tokio::time::sleep(Duration::from_millis(500)).await;
-
-    let names: Vec<String> = pods_of(&ns, "storm")
+    let mut names: Vec<String> = pods_of(&ns, "storm")
         .await
         .iter()
         .map(|p| p.name_any())
         .collect();
-    let results = futures::future::join_all(names.iter().map(|n| {
-        let pods = pods.clone();
+    names.sort();
+    Storm {
+        _env: env,
+        ns,
+        _manager: manager,
+        budgets,
+        pods,
+        names,
+        sampler,
+        min_ready,
+    }
+}
+
+impl Storm {
+    /// After the storm: the replacements come up and the budget's status is consistent again
+    /// (2 allowed, 20 available of 20, no pending disruption, `currentAvailable` the pods listed
+    /// ready); at no sampled instant were more than 2 pods of the workload unavailable.
+    async fn settle(self) {
+        wait_for_object(
+            &self.budgets,
+            "storm-pub",
+            "status (2, 20, 18, 20) with no pending disruption",
+            TIMEOUT,
+            |b| {
+                b.status.as_ref().is_some_and(|s| {
+                    counts(s) == (2, 20, 18, 20)
+                        && Some(s.observed_generation) == b.meta().generation
+                        && s.disrupted_pods.as_ref().is_none_or(|d| d.is_empty())
+                        && s.unavailable_pods.as_ref().is_none_or(|u| u.is_empty())
+                })
+            },
+        )
+        .await
+        .unwrap();
+        let ready = pods_of(&self.ns, "storm")
+            .await
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none() && kruise_e2e::pod_ready(p))
+            .count();
+        assert_eq!(ready, 20, "pods ready and active after the storm");
+        self.sampler.abort();
+        let min = self.min_ready.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            min != usize::MAX && 20 - min <= 2,
+            "as many as {} of the 20 pods were unavailable at once",
+            20usize.saturating_sub(min)
+        );
+    }
+}
+
+/// The pod webhooks hold evictions to the budget: a burst of 20 concurrent evictions of a
+/// 20-pod CloneSet under `maxUnavailable: 2` admits at most 2 (each recorded in
+/// `disruptedPods`), refuses the rest with OpenKruise's message, and — sampled by a watch over
+/// the whole burst and the replacements — never leaves fewer than 18 pods ready.
+#[tokio::test]
+async fn eviction_storm_never_takes_more_than_the_budget() {
+    use kube::api::EvictParams;
+
+    let storm = storm("pub-storm").await;
+    let results = futures::future::join_all(storm.names.iter().map(|n| {
+        let pods = storm.pods.clone();
         async move { pods.evict(n, &EvictParams::default()).await }
     }))
     .await;
@@ -499,19 +595,84 @@ async fn eviction_storm_never_takes_more_than_the_budget() {
     );
     assert_eq!(admitted + refused.len(), 20);
     assert!(
-        refused
-            .iter()
-            .all(|m| m.contains("pub unavailable allowed is negative")),
+        refused.iter().all(|m| m.contains(STORM_DENIAL)),
         "{refused:?}"
     );
-    // The replacements come up; the budget recovers.
-    wait_counts(&budgets, "storm-pub", (2, 20, 18, 20)).await;
-    sampler.abort();
-    let min = min_ready.load(std::sync::atomic::Ordering::SeqCst);
+    storm.settle().await;
+}
+
+/// The pod webhook holds plain deletions (`kubectl delete pod`, a DELETE with the pod's grace
+/// period) to the budget: 50 concurrent DELETEs over the 20 pods of a CloneSet under
+/// `maxUnavailable: 2` (every pod named two or three times) take at most 2 pods — repeated
+/// DELETEs of a pod already taken pass (it is recorded, then terminating) or find it gone —
+/// and every other DELETE is refused by `vpod.kb.io` with the budget's denial (403), its pod
+/// left untouched; sampled by a watch over the storm and the replacements, never more than 2
+/// pods are unavailable (not ready, terminating or gone) at once, and the status is consistent
+/// after.
+#[tokio::test]
+async fn delete_storm_never_takes_more_than_the_budget() {
+    use kube::api::DeleteParams;
+
+    let storm = storm("pub-dstorm").await;
+    let targets: Vec<&String> = (0..50).map(|i| &storm.names[i % 20]).collect();
+    let results = futures::future::join_all(targets.iter().map(|n| {
+        let pods = storm.pods.clone();
+        async move { pods.delete(n, &DeleteParams::default()).await }
+    }))
+    .await;
+    let mut taken = std::collections::BTreeSet::new();
+    let mut refused = std::collections::BTreeSet::new();
+    let mut gone = Vec::new();
+    for (name, r) in targets.iter().zip(&results) {
+        match r {
+            Ok(_) => {
+                taken.insert(name.as_str());
+            }
+            Err(kube::Error::Api(e)) if e.code == 403 => {
+                assert!(
+                    e.message.contains("vpod.kb.io") && e.message.contains(STORM_DENIAL),
+                    "DELETE {name} refused otherwise: {}",
+                    e.message
+                );
+                refused.insert(name.as_str());
+            }
+            // A repeated DELETE of a pod taken and already removed.
+            Err(kube::Error::Api(e)) if e.code == 404 => gone.push(name.as_str()),
+            Err(e) => panic!("DELETE {name}: {e}"),
+        }
+    }
     assert!(
-        min >= 18 && min != usize::MAX,
-        "as few as {min} pods were ready"
+        (1..=2).contains(&taken.len()),
+        "{} pods taken by 50 DELETEs: {taken:?}",
+        taken.len()
     );
+    assert!(
+        taken.is_disjoint(&refused),
+        "a pod both taken and refused: {taken:?} {refused:?}"
+    );
+    assert!(
+        gone.iter().all(|n| taken.contains(n)),
+        "NotFound for a pod never taken: {gone:?}"
+    );
+    assert_eq!(
+        taken.len() + refused.len(),
+        20,
+        "every pod either taken or refused"
+    );
+    let refusals = results
+        .iter()
+        .filter(|r| matches!(r, Err(kube::Error::Api(e)) if e.code == 403))
+        .count();
+    assert!(refusals >= 50 - 3 * taken.len(), "{refusals} refusals");
+    // The refused pods are untouched.
+    for name in &refused {
+        let p = storm.pods.get(name).await.unwrap();
+        assert!(
+            p.metadata.deletion_timestamp.is_none(),
+            "refused pod {name} is terminating"
+        );
+    }
+    storm.settle().await;
 }
 
 /// Deletions: a dry run is judged but spends nothing, a deletion beyond the budget is refused,

@@ -33,24 +33,31 @@ struct Creates {
     elapsed: Duration,
 }
 
-/// Creates `pods` through `api`: create `i` starts no earlier than `i / rate` seconds after the
-/// first (a schedule a late create catches up on), at most `concurrency` in flight.
-async fn paced_creates(
-    api: &Api<Pod>,
-    pods: Vec<Pod>,
+/// Runs `op(0)`, ..., `op(n - 1)`: request `i` starts no earlier than `i / rate` seconds after
+/// the first (a schedule a late request catches up on), at most `concurrency` in flight,
+/// progress printed every 2 s as `<i>/<n> <what>`. Returns each request's client-side latency
+/// and result, and the time from the first sent to the last answered.
+pub(super) async fn paced<T, F, Fut>(
+    n: usize,
     rate: f64,
     concurrency: usize,
-) -> Result<Creates, String> {
-    let n = pods.len();
+    what: &str,
+    op: F,
+) -> Result<(Vec<Duration>, Vec<Result<T, String>>, Duration), String>
+where
+    T: Send + 'static,
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>> + Send + 'static,
+{
     let permits = Arc::new(Semaphore::new(concurrency));
     let mut tasks = JoinSet::new();
     let start = tokio::time::Instant::now();
     let mut last_print = Instant::now();
-    for (i, pod) in pods.into_iter().enumerate() {
+    for i in 0..n {
         tokio::time::sleep_until(start + Duration::from_secs_f64(i as f64 / rate)).await;
         if last_print.elapsed() >= Duration::from_secs(2) {
             println!(
-                "    {i}/{n} sent ({:.0}/s)",
+                "    {i}/{n} {what} ({:.0}/s)",
                 i as f64 / start.elapsed().as_secs_f64()
             );
             last_print = Instant::now();
@@ -60,21 +67,51 @@ async fn paced_creates(
             .acquire_owned()
             .await
             .map_err(|e| e.to_string())?;
-        let api = api.clone();
+        let request = op(i);
         tasks.spawn(async move {
             let sent = Instant::now();
-            let r = api.create(&PostParams::default(), &pod).await;
+            let r = request.await;
             let latency = sent.elapsed();
             drop(permit);
             (i, latency, r)
         });
     }
     let mut latencies = vec![Duration::ZERO; n];
-    let mut containers = vec![Vec::new(); n];
-    let mut errors = Vec::new();
+    let mut results: Vec<Option<Result<T, String>>> = (0..n).map(|_| None).collect();
     while let Some(joined) = tasks.join_next().await {
         let (i, latency, r) = joined.map_err(|e| e.to_string())?;
         latencies[i] = latency;
+        results[i] = Some(r);
+    }
+    let elapsed = start.elapsed();
+    let results = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("not run".into())))
+        .collect();
+    Ok((latencies, results, elapsed))
+}
+
+/// Creates `pods` through `api`, paced ([`paced`]); fails if a create fails.
+async fn paced_creates(
+    api: &Api<Pod>,
+    pods: Vec<Pod>,
+    rate: f64,
+    concurrency: usize,
+) -> Result<Creates, String> {
+    let n = pods.len();
+    let (latencies, results, elapsed) = paced(n, rate, concurrency, "sent", |i| {
+        let api = api.clone();
+        let pod = pods[i].clone();
+        async move {
+            api.create(&PostParams::default(), &pod)
+                .await
+                .map_err(|e| e.to_string())
+        }
+    })
+    .await?;
+    let mut containers = vec![Vec::new(); n];
+    let mut errors = Vec::new();
+    for (i, r) in results.into_iter().enumerate() {
         match r {
             Ok(p) => {
                 containers[i] = p
@@ -82,10 +119,9 @@ async fn paced_creates(
                     .map(|s| s.containers.into_iter().map(|c| c.name).collect())
                     .unwrap_or_default()
             }
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e),
         }
     }
-    let elapsed = start.elapsed();
     if let Some(e) = errors.first() {
         return Err(format!(
             "{} of {n} creates failed; first: {e}",
@@ -100,7 +136,7 @@ async fn paced_creates(
 }
 
 /// The benchmark's pod `name`, bound to `node`.
-fn bench_pod(name: &str, node: &str) -> Pod {
+pub(super) fn bench_pod(name: &str, node: &str) -> Pod {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "labels": {"app": POD_APP, "mesh": POD_MESH}},
@@ -503,7 +539,7 @@ async fn probe_injection(
 }
 
 /// The manager's CPU use, in cores, over `seconds` of nothing happening.
-async fn idle_cpu(pid: u32, ticks: f64, seconds: u64) -> Option<f64> {
+pub(super) async fn idle_cpu(pid: u32, ticks: f64, seconds: u64) -> Option<f64> {
     let idle0 = cpu_seconds(pid, ticks);
     let idle_start = Instant::now();
     tokio::time::sleep(Duration::from_secs(seconds)).await;

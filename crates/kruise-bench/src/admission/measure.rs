@@ -1,6 +1,7 @@
 //! What the admission benchmark measures: histograms and their quantiles from Prometheus
-//! expositions (the manager's `/mutate-pod`, the API server's view of it), CPU time from
-//! `/proc`, client-side latencies.
+//! expositions (the manager's `/mutate-pod` and `/validate-pod`, the API server's view of
+//! `mpod.kb.io`, `vpod.kb.io` and `vpodeviction.kb.io`), CPU time from `/proc`, client-side
+//! latencies.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -124,13 +125,13 @@ impl Histogram {
     }
 }
 
-/// `/mutate-pod` admissions counted by the manager (`controller_runtime_webhook_requests_total`,
-/// every code) and its latency histogram.
+/// Admissions of one webhook path (`/mutate-pod`, `/validate-pod`) counted by the manager
+/// (`controller_runtime_webhook_requests_total`, every code) and its latency histogram.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct PodWebhook {
     pub(super) requests: f64,
     pub(super) latency: Histogram,
-    /// `kruise_webhook_cpu_seconds{webhook="/mutate-pod"}`: the handler thread's CPU time per
+    /// `kruise_webhook_cpu_seconds{webhook="<path>"}`: the handler thread's CPU time per
     /// admission (empty for a manager without it, e.g. OpenKruise's).
     pub(super) cpu: Histogram,
     /// Reconciles per controller (`controller_runtime_reconcile_total`) and the seconds they
@@ -140,24 +141,25 @@ pub(super) struct PodWebhook {
 }
 
 impl PodWebhook {
-    fn from_metrics(text: &str) -> Self {
+    /// The metrics of webhook path `path` (e.g. `/mutate-pod`) in an exposition.
+    fn from_metrics(text: &str, path: &str) -> Self {
         let samples = parse_prometheus(text);
         Self {
             requests: samples
                 .iter()
                 .filter(|s| {
                     s.name == "controller_runtime_webhook_requests_total"
-                        && s.label("webhook") == Some(MUTATE_POD)
+                        && s.label("webhook") == Some(path)
                 })
                 .map(|s| s.value)
                 .sum(),
             latency: Histogram::from_samples(
                 &samples,
                 "controller_runtime_webhook_latency_seconds",
-                |s| s.label("webhook") == Some(MUTATE_POD),
+                |s| s.label("webhook") == Some(path),
             ),
             cpu: Histogram::from_samples(&samples, "kruise_webhook_cpu_seconds", |s| {
-                s.label("webhook") == Some(MUTATE_POD)
+                s.label("webhook") == Some(path)
             }),
             reconciles: {
                 let mut r: BTreeMap<String, (f64, f64)> = BTreeMap::new();
@@ -206,36 +208,41 @@ impl PodWebhook {
     }
 }
 
-/// The pod webhook as the API server sees it: `mpod.kb.io` CREATE calls
-/// (`apiserver_admission_webhook_admission_duration_seconds`: network, TLS, HTTP and the
-/// manager's queueing included; buckets 5, 25, 100, 500 ms, 1, 2.5, 10, 25 s) and the pods its
-/// `matchConditions` kept from calling it (`apiserver_admission_match_condition_exclusions_total`).
+/// One webhook as the API server sees it, for one operation (by default `mpod.kb.io` CREATE):
+/// its calls (`apiserver_admission_webhook_admission_duration_seconds`: network, TLS, HTTP and
+/// the manager's queueing included — failed calls too; buckets 5, 25, 100, 500 ms, 1, 2.5, 10,
+/// 25 s), the requests its `matchConditions` kept from calling it
+/// (`apiserver_admission_match_condition_exclusions_total`) and the requests it refused
+/// (`apiserver_admission_webhook_rejection_count`: a denial, or a failed call under
+/// `failurePolicy: Fail`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct ApiserverView {
     pub(super) calls: Histogram,
     pub(super) excluded: f64,
+    pub(super) rejected: f64,
 }
 
 impl ApiserverView {
-    fn from_metrics(text: &str) -> Self {
+    fn from_metrics(text: &str, webhook: &str, operation: &str) -> Self {
         let samples = parse_prometheus(text);
-        let pod_webhook = |s: &Sample| {
-            s.label("name") == Some("mpod.kb.io") && s.label("operation") == Some("CREATE")
+        let this = |s: &Sample| {
+            s.label("name") == Some(webhook) && s.label("operation") == Some(operation)
+        };
+        let total = |name: &str| -> f64 {
+            samples
+                .iter()
+                .filter(|s| s.name == name && this(s))
+                .map(|s| s.value)
+                .sum()
         };
         Self {
             calls: Histogram::from_samples(
                 &samples,
                 "apiserver_admission_webhook_admission_duration_seconds",
-                pod_webhook,
+                this,
             ),
-            excluded: samples
-                .iter()
-                .filter(|s| {
-                    s.name == "apiserver_admission_match_condition_exclusions_total"
-                        && pod_webhook(s)
-                })
-                .map(|s| s.value)
-                .sum(),
+            excluded: total("apiserver_admission_match_condition_exclusions_total"),
+            rejected: total("apiserver_admission_webhook_rejection_count"),
         }
     }
 
@@ -243,11 +250,22 @@ impl ApiserverView {
         Self {
             calls: self.calls.since(&earlier.calls),
             excluded: (self.excluded - earlier.excluded).max(0.0),
+            rejected: (self.rejected - earlier.rejected).max(0.0),
         }
     }
 }
 
+/// The API server's view of `mpod.kb.io` pod CREATEs.
 pub(super) async fn scrape_apiserver(env: &TestEnv) -> Result<ApiserverView, String> {
+    scrape_apiserver_for(env, "mpod.kb.io", "CREATE").await
+}
+
+/// The API server's view of `webhook` for `operation` (e.g. `vpod.kb.io`, `DELETE`).
+pub(super) async fn scrape_apiserver_for(
+    env: &TestEnv,
+    webhook: &str,
+    operation: &str,
+) -> Result<ApiserverView, String> {
     let req = http::Request::get("/metrics")
         .body(Vec::new())
         .map_err(|e| e.to_string())?;
@@ -256,7 +274,7 @@ pub(super) async fn scrape_apiserver(env: &TestEnv) -> Result<ApiserverView, Str
         .request_text(req)
         .await
         .map_err(|e| format!("API server /metrics: {e}"))?;
-    Ok(ApiserverView::from_metrics(&text))
+    Ok(ApiserverView::from_metrics(&text, webhook, operation))
 }
 
 /// The 1-minute load average of the machine (`/proc/loadavg`).
@@ -269,12 +287,22 @@ pub(super) fn load_average() -> Option<f64> {
         .ok()
 }
 
+/// The manager's `/mutate-pod` metrics.
 pub(super) async fn scrape_pod_webhook(
     http: &reqwest::Client,
     m: &Manager,
 ) -> Result<PodWebhook, String> {
+    scrape_webhook(http, m, MUTATE_POD).await
+}
+
+/// The manager's metrics of webhook path `path`.
+pub(super) async fn scrape_webhook(
+    http: &reqwest::Client,
+    m: &Manager,
+    path: &str,
+) -> Result<PodWebhook, String> {
     match http_get(http, m.metrics, "/metrics").await? {
-        (200, body) => Ok(PodWebhook::from_metrics(&body)),
+        (200, body) => Ok(PodWebhook::from_metrics(&body, path)),
         (status, _) => Err(format!("manager /metrics answered {status}")),
     }
 }
@@ -396,7 +424,7 @@ mod tests {
             controller_runtime_webhook_requests_total{webhook=\"/mutate-pod\",code=\"200\"} 199\n\
             controller_runtime_webhook_requests_total{webhook=\"/mutate-pod\",code=\"500\"} 1\n\
             controller_runtime_webhook_requests_total{webhook=\"/other\",code=\"200\"} 5\n";
-        let after = PodWebhook::from_metrics(text);
+        let after = PodWebhook::from_metrics(text, MUTATE_POD);
         assert_eq!(after.requests, 200.0);
         assert_eq!(
             after.latency.buckets,
@@ -409,6 +437,7 @@ mod tests {
              controller_runtime_webhook_latency_seconds_bucket{le=\"+Inf\",webhook=\"/mutate-pod\"} 100\n\
              controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate-pod\"} 100\n\
              controller_runtime_webhook_requests_total{webhook=\"/mutate-pod\",code=\"200\"} 100\n",
+            MUTATE_POD,
         );
         let d = after.since(&before);
         assert_eq!(d.requests, 100.0);
@@ -419,7 +448,7 @@ mod tests {
         assert_eq!(d.latency.fraction_le(0.005), Some(0.9));
         // Nothing scraped (no admission yet): an empty histogram.
         assert_eq!(
-            PodWebhook::from_metrics("")
+            PodWebhook::from_metrics("", MUTATE_POD)
                 .since(&PodWebhook::default())
                 .requests,
             0.0
@@ -436,11 +465,18 @@ mod tests {
             apiserver_admission_webhook_admission_duration_seconds_count{name=\"mpod.kb.io\",operation=\"CREATE\",rejected=\"true\",type=\"admit\"} 1\n\
             apiserver_admission_webhook_admission_duration_seconds_count{name=\"msidecarset.kb.io\",operation=\"CREATE\",rejected=\"false\",type=\"admit\"} 9\n\
             apiserver_admission_match_condition_exclusions_total{kind=\"webhook\",name=\"mpod.kb.io\",operation=\"CREATE\",type=\"admit\"} 100\n";
-        let v = ApiserverView::from_metrics(text);
+        let v = ApiserverView::from_metrics(text, "mpod.kb.io", "CREATE");
         assert_eq!(v.calls.count, 5.0);
         assert_eq!(v.calls.buckets, vec![(0.005, 3.0), (INF, 5.0)]);
         assert_eq!(v.excluded, 100.0);
         assert_eq!(v.since(&v).excluded, 0.0);
+        let text = "apiserver_admission_webhook_rejection_count{error_type=\"calling_webhook_error\",name=\"vpod.kb.io\",operation=\"DELETE\",rejection_code=\"0\",type=\"validating\"} 7\n\
+            apiserver_admission_webhook_rejection_count{error_type=\"no_error\",name=\"vpod.kb.io\",operation=\"DELETE\",rejection_code=\"403\",type=\"validating\"} 2\n\
+            apiserver_admission_webhook_rejection_count{error_type=\"calling_webhook_error\",name=\"vpod.kb.io\",operation=\"UPDATE\",rejection_code=\"0\",type=\"validating\"} 5\n";
+        assert_eq!(
+            ApiserverView::from_metrics(text, "vpod.kb.io", "DELETE").rejected,
+            9.0
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `kruise-bench admission`: the pod webhook (`/mutate-pod`) with the manager run as users run
-//! it (webhook server on, `--webhook-host 127.0.0.1`, `POD_NAMESPACE=kruise-system`, watching
+//! `kruise-bench admission`: the pod webhooks (`/mutate-pod`, `/validate-pod`) with the manager
+//! run as users run it (webhook server on, `--webhook-host 127.0.0.1`, `POD_NAMESPACE=kruise-system`, watching
 //! every namespace; leader election off), on a testbed the benchmark has to itself (it installs
 //! and deletes the cluster-wide `kruise-*-webhook-configuration`s, and refuses to start while
 //! they exist).
@@ -31,7 +31,32 @@
 //! pod calls the webhook), otherwise the same flags. Reported: `/mutate-pod` admission calls the
 //! manager received (`controller_runtime_webhook_requests_total` delta; target 0 with `needed`),
 //! their p99, and the time from the Deployment's creation to all pods created and to all Ready
-//! (Deployment status), with the ratio to the baseline.
+//! (Deployment status), with the ratio to the baseline. Then, with the manager **killed** (its
+//! webhook configurations left in place, failing closed as after a crash), in the same
+//! namespace, which holds no budget: `--evictions` of the pods are evicted (client side: how
+//! many were refused; the API server's `vpodeviction.kb.io` calls, exclusions, refusals) and
+//! the Deployment is scaled to 0 (the ReplicaSet controller deletes every pod): the API
+//! server's `vpod.kb.io` DELETE calls, exclusions and refusals
+//! (`apiserver_admission_webhook_rejection_count`, the controller's retries included), and the
+//! time to no pod left — at most `--delete-wait-seconds`, then the pods left; then the
+//! Deployment itself is deleted (`kubectl delete deployment`): admitted or refused.
+//! The baseline runs the same with no configuration.
+//!
+//! Part 3, **budget** (issue #35): the pod DELETE path through `/validate-pod` with
+//! `--budgets` PodUnavailableBudgets spread over `--budget-namespaces` fresh namespaces: one
+//! (`bench-pub`, `minAvailable: 10`) selects the measured pods, two in three of the others
+//! select labels no pod carries (`matchLabels` or `matchExpressions`), one in three names a
+//! CloneSet, Deployment or StatefulSet that does not exist by `targetRef`. The controller has
+//! computed every budget before the measurement. `--warmup` + `--deletes` + 10 bare pods
+//! (kwok nodes, the default grace period) are created in the first namespace, Ready and
+//! carrying `kruise.io/related-pub`; the warm-up ones, then `--deletes` of them are deleted
+//! (default options, as `kubectl delete pod`) at `--delete-rate`, `--concurrency` in flight;
+//! every delete is admitted and spends one unit of the budget (a status write). Baseline: the
+//! same pods and deletes with no manager and no webhook configuration. Reported: client-side
+//! DELETE latency (p50/p99/mean/max) with and without the webhook, `/validate-pod` from the
+//! manager's `controller_runtime_webhook_latency_seconds` (and its handler CPU time) and
+//! `vpod.kb.io` as the API server timed it, the manager's CPU seconds over the deletes (idle
+//! use beside it) and peak RSS.
 //!
 //! The result is printed as tables and written as JSON (`--json`, default
 //! `target/kruise-bench/admission.json`).
@@ -41,6 +66,7 @@
 //! added.
 
 mod blast;
+mod budget;
 mod cluster;
 mod injection;
 mod measure;
@@ -58,10 +84,11 @@ use crate::cluster::{ensure_nodes, kwok_node_names};
 use crate::metrics::http_client;
 
 use blast::blast_run;
+use budget::budget_run;
 use cluster::{delete_sidecarsets, webhook_configurations};
 pub(crate) use cluster::{delete_webhook_configurations, ensure_kruise_namespace};
 use injection::injection_run;
-use report::{print_blast, print_injection, result_json};
+use report::{print_blast, print_budget, print_injection, result_json};
 
 /// The manager's own namespace (`POD_NAMESPACE`), as OpenKruise installs it.
 const KRUISE_NAMESPACE: &str = kruise_e2e::manager::KRUISE_NAMESPACE;
@@ -116,22 +143,48 @@ pub(crate) struct AdmissionArgs {
     #[arg(long, default_value_t = 200.0)]
     rate: f64,
 
-    /// Part 1: creates in flight at most.
+    /// Parts 1 and 3: creates (deletes) in flight at most.
     #[arg(long, default_value_t = 8)]
     concurrency: usize,
 
-    /// Part 1: unmeasured creates before the measured ones (connections, caches), per case.
+    /// Parts 1 and 3: unmeasured creates (deletes) before the measured ones (connections,
+    /// caches), per case.
     #[arg(long, default_value_t = 50)]
     warmup: usize,
 
-    /// Part 1: seconds the manager's CPU use is measured with nothing happening, before the
-    /// measured creates (its background use, reported beside the run's).
+    /// Parts 1 and 3: seconds the manager's CPU use is measured with nothing happening, before
+    /// the measured creates (deletes) (its background use, reported beside the run's).
     #[arg(long, default_value_t = 5)]
     idle_seconds: u64,
 
     /// Part 2: replicas of the plain Deployment.
     #[arg(long, default_value_t = 1000)]
     deployment_pods: usize,
+
+    /// Part 2: pods evicted with the manager down (each case).
+    #[arg(long, default_value_t = 20)]
+    evictions: usize,
+
+    /// Part 2: how long to wait, with the manager down, for the deleted Deployment's pods to be
+    /// gone before counting those left (seconds).
+    #[arg(long, default_value_t = 60)]
+    delete_wait_seconds: u64,
+
+    /// Part 3: PodUnavailableBudgets installed (one selects the measured pods).
+    #[arg(long, default_value_t = 1000)]
+    budgets: usize,
+
+    /// Part 3: namespaces they are spread over (the measured pods live in the first).
+    #[arg(long, default_value_t = 10)]
+    budget_namespaces: usize,
+
+    /// Part 3: pod DELETEs measured per case (after --warmup unmeasured ones).
+    #[arg(long, default_value_t = 500)]
+    deletes: usize,
+
+    /// Part 3: target DELETE rate (per second; --concurrency in flight at most).
+    #[arg(long, default_value_t = 50.0)]
+    delete_rate: f64,
 
     /// Timeout of each wait, in seconds.
     #[arg(long, default_value_t = 600)]
@@ -148,10 +201,15 @@ pub(crate) struct AdmissionArgs {
 pub(crate) enum Part {
     /// Injection latency with SidecarSets installed (issue #14).
     Injection,
-    /// Admission calls and time to Ready for plain Deployment pods (issue #21).
+    /// Admission calls and time to Ready for plain Deployment pods (issue #21), then evictions
+    /// and the Deployment's deletion with the manager down (issue #35).
     Blast,
-    /// Both, injection first.
+    /// Pod DELETE latency through /validate-pod with 1,000 PodUnavailableBudgets (issue #35).
+    Budget,
+    /// Injection and blast, injection first.
     Both,
+    /// All three: injection, blast, budget.
+    All,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,16 +262,23 @@ pub(crate) async fn admission(a: AdmissionArgs) -> Result<(), String> {
 
     let mut injection = None;
     let mut blast = None;
+    let mut budget = None;
     let mut result = Ok(());
-    if matches!(a.part, Part::Injection | Part::Both) {
+    if matches!(a.part, Part::Injection | Part::Both | Part::All) {
         match injection_run(&env, &a, &http).await {
             Ok(r) => injection = Some(r),
             Err(e) => result = Err(e),
         }
     }
-    if result.is_ok() && matches!(a.part, Part::Blast | Part::Both) {
+    if result.is_ok() && matches!(a.part, Part::Blast | Part::Both | Part::All) {
         match blast_run(&env, &a, &http).await {
             Ok(r) => blast = Some(r),
+            Err(e) => result = Err(e),
+        }
+    }
+    if result.is_ok() && matches!(a.part, Part::Budget | Part::All) {
+        match budget_run(&env, &a, &http).await {
+            Ok(r) => budget = Some(r),
             Err(e) => result = Err(e),
         }
     }
@@ -224,11 +289,15 @@ pub(crate) async fn admission(a: AdmissionArgs) -> Result<(), String> {
     if let Some(r) = &blast {
         print_blast(&a, r);
     }
+    if let Some(r) = &budget {
+        print_budget(&a, r);
+    }
     let result = result.and(cleaned);
     let doc = result_json(
         &a,
         injection.as_ref(),
         blast.as_deref(),
+        budget.as_ref(),
         result.as_ref().err(),
     );
     let path = if a.json.is_absolute() {

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::AdmissionArgs;
 use super::blast::BlastRow;
+use super::budget::BudgetRun;
 use super::injection::{Injection, Measured};
 use super::measure::{Histogram, Latencies, ms, ms_f, ratio};
 
@@ -220,6 +221,184 @@ pub(super) fn print_blast(a: &AdmissionArgs, rows: &[BlastRow]) {
          and status.readyReplicas = {}; load: 1-min load average at the start of the case.",
         a.deployment_pods
     );
+    print_blast_down(a, rows);
+}
+
+/// The second table of part 2: evictions and the Deployment's deletion with the manager down.
+fn print_blast_down(a: &AdmissionArgs, rows: &[BlastRow]) {
+    println!();
+    println!(
+        "-- then with the manager killed (configurations left in place), in the same namespace (no budget): {} evictions, the Deployment scaled to 0, then deleted --",
+        a.evictions
+    );
+    let header = format!(
+        "{:<38}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>9}  {:>15}  {:>6}  {:>9}  {:>14}",
+        "case",
+        "evicted",
+        "evict API*",
+        "DEL calls*",
+        "DEL refused",
+        "DEL excl.",
+        "pods left",
+        "all deleted",
+        "x base",
+        "evict excl.",
+        "Deployment DEL"
+    );
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    let base = rows.first().and_then(|r| r.down.all_deleted);
+    for r in rows {
+        let d = &r.down;
+        let (deleted, x) = match d.all_deleted {
+            Some(t) => (
+                format!("{:.1}s", t.as_secs_f64()),
+                base.map_or("n/a".into(), |b| ratio(t.as_secs_f64(), b.as_secs_f64())),
+            ),
+            None => (format!("not in {} s", a.delete_wait_seconds), "-".into()),
+        };
+        println!(
+            "{:<38}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>9}  {deleted:>15}  {x:>6}  {:>9}  {:>14}",
+            r.label,
+            format!("{}/{}", d.evictions - d.evictions_refused, d.evictions),
+            d.eviction_view.calls.count,
+            d.delete_view.calls.count,
+            d.delete_view.rejected,
+            d.delete_view.excluded,
+            d.left,
+            d.eviction_view.excluded,
+            if d.deployment_delete.is_some() {
+                "refused"
+            } else {
+                "admitted"
+            },
+        );
+    }
+    println!(
+        "* evicted: evictions that succeeded (client side); evict API: vpodeviction.kb.io calls the API server made; \
+         DEL calls / refused / excl.: vpod.kb.io calls for pod DELETEs, DELETEs it refused \
+         (apiserver_admission_webhook_rejection_count: a failed call under failurePolicy Fail; the ReplicaSet \
+         controller's retries included) and DELETEs its matchConditions kept from calling; all deleted: from \
+         the scale to 0 to no pod left, waited for at most {} s; evict excl.: evictions vpodeviction.kb.io's \
+         matchConditions kept from calling; Deployment DEL: `kubectl delete deployment` afterwards.",
+        a.delete_wait_seconds
+    );
+}
+
+pub(super) fn print_budget(a: &AdmissionArgs, r: &BudgetRun) {
+    let (matching, selectors, target_refs) = r.budgets;
+    println!();
+    println!(
+        "== kruise-bench admission, part 3: budget: {} pod DELETEs at {}/s ({} in flight) of {} bare pods covered by one budget, {} PodUnavailableBudgets ({matching} selecting the pods, {selectors} other selectors, {target_refs} targetRef) in {} namespaces, {} kwok nodes ==",
+        a.deletes, a.delete_rate, a.concurrency, r.pods, a.budgets, r.namespaces, r.nodes
+    );
+    let header = format!(
+        "{:<58}  {:>10}  {:>10}  {:>10}  {:>10}  {:>9}",
+        "latency", "p50", "p99", "mean", "max", "deletes/s"
+    );
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    let row = |label: &str, l: &Latencies, rate: f64| {
+        println!(
+            "{label:<58}  {:>10}  {:>10}  {:>10}  {:>10}  {rate:>9.0}",
+            ms(l.p50),
+            ms(l.p99),
+            ms(l.mean),
+            ms(l.max)
+        )
+    };
+    row(
+        "DELETE, client side, through /validate-pod (budget spent)",
+        &r.webhook,
+        r.webhook_rate,
+    );
+    row(
+        "DELETE, client side, baseline (no webhook)",
+        &r.baseline,
+        r.baseline_rate,
+    );
+    let s = |d: Duration| d.as_secs_f64();
+    println!(
+        "{:<58}  {:>10}  {:>10}  {:>10}  {:>10}",
+        "  ratio to the baseline",
+        ratio(s(r.webhook.p50), s(r.baseline.p50)),
+        ratio(s(r.webhook.p99), s(r.baseline.p99)),
+        ratio(s(r.webhook.mean), s(r.baseline.mean)),
+        ratio(s(r.webhook.max), s(r.baseline.max)),
+    );
+    let hist_row = |label: String, h: &Histogram| {
+        println!(
+            "{label:<58}  {:>10}  {:>10}  {:>10}",
+            ms_f(h.quantile(0.5)),
+            ms_f(h.quantile(0.99)),
+            ms_f(h.mean()),
+        )
+    };
+    hist_row(
+        format!(
+            "vpod.kb.io DELETE seen by the API server* ({} calls)",
+            r.apiserver.calls.count
+        ),
+        &r.apiserver.calls,
+    );
+    hist_row(
+        format!(
+            "/validate-pod handler in the manager** ({} admissions)",
+            r.server.requests
+        ),
+        &r.server.latency,
+    );
+    if r.server.cpu.count > 0.0 {
+        hist_row(
+            format!(
+                "/validate-pod handler's CPU time ({} admissions)",
+                r.server.cpu.count
+            ),
+            &r.server.cpu,
+        );
+    }
+    println!(
+        "p50/p99 from histograms are interpolated inside the bucket holding the rank, as histogram_quantile does; means exact.\n\
+         *  apiserver_admission_webhook_admission_duration_seconds{{name=\"vpod.kb.io\",operation=\"DELETE\"}} (buckets 5, 25, 100, 500 ms, ...); {} refused.\n\
+         ** controller_runtime_webhook_latency_seconds{{webhook=\"/validate-pod\"}} (buckets 0.25, 0.5, 1, 2, 3, 4, 5, 10, 25 ms, ...): \
+         an admission reads the budget from the cache and writes its status (resourceVersion-bound); {:.2}% took <= 5 ms.",
+        r.apiserver.rejected,
+        r.server.latency.fraction_le(0.005).unwrap_or(0.0) * 100.0
+    );
+    println!(
+        "budget bench-pub unavailableAllowed before / after the measured deletes: {} / {}",
+        r.allowed.0, r.allowed.1
+    );
+    match r.cpu_seconds {
+        Some(cpu) => println!(
+            "manager CPU (utime+stime) from the first DELETE to 2 s after the last: {cpu:.2} s in {:.1} s \
+             ({:.0}% of one core; {:.2} ms per DELETE){}",
+            r.cpu_window.as_secs_f64(),
+            cpu / r.cpu_window.as_secs_f64() * 100.0,
+            cpu / a.deletes as f64 * 1000.0,
+            r.idle_cpu.map_or(String::new(), |idle| format!(
+                "; idle before ({} s): {:.1}% of one core",
+                a.idle_seconds,
+                idle * 100.0
+            ))
+        ),
+        None => println!("manager CPU: unavailable"),
+    }
+    println!(
+        "manager reconciles during that time (controller count (seconds)): {}",
+        r.server.reconciles_text()
+    );
+    match r.peak_rss_mib {
+        Some(mb) => println!("manager peak RSS (VmHWM): {mb:.1} MiB"),
+        None => println!("manager peak RSS: unavailable"),
+    }
+    let load = |l: Option<f64>| l.map_or("n/a".into(), |l| format!("{l:.2}"));
+    println!(
+        "machine load average (1 min) at the start of the baseline / webhook deletes: {} / {} ({} CPUs)",
+        load(r.load.0),
+        load(r.load.1),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
 }
 
 fn secs_ms(d: Duration) -> f64 {
@@ -245,6 +424,7 @@ pub(super) fn result_json(
     a: &AdmissionArgs,
     injection: Option<&Injection>,
     blast: Option<&[BlastRow]>,
+    budget: Option<&BudgetRun>,
     error: Option<&String>,
 ) -> serde_json::Value {
     let unix = std::time::SystemTime::now()
@@ -297,6 +477,20 @@ pub(super) fn result_json(
                     "ready_ratio_to_baseline": r.ready.as_secs_f64() / br.as_secs_f64(),
                     "manager_peak_rss_mib": r.peak_rss_mib,
                     "load_average": r.load,
+                    "manager_down": {
+                        "evictions": r.down.evictions,
+                        "evictions_refused": r.down.evictions_refused,
+                        "vpodeviction_calls_apiserver": r.down.eviction_view.calls.count,
+                        "vpodeviction_excluded": r.down.eviction_view.excluded,
+                        "vpodeviction_refused": r.down.eviction_view.rejected,
+                        "vpod_delete_calls_apiserver": r.down.delete_view.calls.count,
+                        "vpod_delete_refused": r.down.delete_view.rejected,
+                        "vpod_delete_excluded": r.down.delete_view.excluded,
+                        "all_deleted_seconds": r.down.all_deleted.map(|d| d.as_secs_f64()),
+                        "pods_left": r.down.left,
+                        "deployment_delete_refused": r.down.deployment_delete,
+                        "wait_seconds": a.delete_wait_seconds,
+                    },
                 })
             })
             .collect::<Vec<_>>()
@@ -311,5 +505,37 @@ pub(super) fn result_json(
         "error": error,
         "injection": injection,
         "blast": blast.map(|rows| json!({"deployment_pods": a.deployment_pods, "cases": rows})),
+        "budget": budget.map(|r| budget_json(a, r)),
+    })
+}
+
+fn budget_json(a: &AdmissionArgs, r: &BudgetRun) -> serde_json::Value {
+    let window = r.cpu_window.as_secs_f64();
+    let (matching, selectors, target_refs) = r.budgets;
+    json!({
+        "budgets": a.budgets, "namespaces": r.namespaces,
+        "budgets_selecting_the_pods": matching, "budgets_other_selectors": selectors,
+        "budgets_target_ref": target_refs,
+        "pods": r.pods, "deletes": a.deletes, "target_rate": a.delete_rate,
+        "concurrency": a.concurrency, "kwok_nodes": r.nodes,
+        "baseline_no_webhook": {"delete": latencies_json(&r.baseline),
+                                "achieved_rate": r.baseline_rate, "load_average": r.load.0},
+        "with_webhook": {"delete": latencies_json(&r.webhook),
+                         "achieved_rate": r.webhook_rate, "load_average": r.load.1},
+        "validate_pod_manager": histogram_json(&r.server.latency),
+        "validate_pod_manager_cpu": histogram_json(&r.server.cpu),
+        "validate_pod_manager_requests": r.server.requests,
+        "vpod_delete_apiserver": histogram_json(&r.apiserver.calls),
+        "vpod_delete_refused": r.apiserver.rejected,
+        "unavailable_allowed_before_after": [r.allowed.0, r.allowed.1],
+        "manager_cpu": {
+            "seconds": r.cpu_seconds, "window_seconds": window,
+            "cores": r.cpu_seconds.map(|c| c / window),
+            "idle_cores": r.idle_cpu,
+            "ms_per_delete": r.cpu_seconds.map(|c| c / a.deletes as f64 * 1000.0),
+        },
+        "manager_peak_rss_mib": r.peak_rss_mib,
+        "manager_reconciles": r.server.reconciles.iter().map(|(c, (n, t))|
+            (c.clone(), json!({"count": n, "seconds": t}))).collect::<serde_json::Map<_, _>>(),
     })
 }
