@@ -2,6 +2,58 @@
 
 {{- /* Per controller of the registry (`--controllers` names): the CRDs it needs, the admission webhooks its kinds need, its RBAC rules. */ -}}
 {{- define "kruise-rs.gen.controllers" -}}
+autobudget:
+  crds:
+  - podunavailablebudgets.policy.kruise.io
+  - clonesets.apps.kruise.io
+  - statefulsets.apps.kruise.io
+  rules:
+  - apiGroups:
+    - policy.kruise.io
+    resources:
+    - podunavailablebudgets
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps
+    resources:
+    - deployments
+    - statefulsets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - clonesets
+    - statefulsets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps
+    resources:
+    - deployments/finalizers
+    - statefulsets/finalizers
+    verbs:
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - clonesets/finalizers
+    - statefulsets/finalizers
+    verbs:
+    - update
+  webhooks:
+  - vpodunavailablebudget.kb.io
 cloneset:
   crds:
   - clonesets.apps.kruise.io

@@ -178,6 +178,19 @@ pub const PUB_PROTECT_TOTAL_REPLICAS: &str = "pub.kruise.io/protect-total-replic
 pub const PUB_NO_PROTECT: &str = "pub.kruise.io/no-protect";
 /// Pod annotation: name of the PUB protecting the pod.
 pub const PUB_RELATED: &str = "kruise.io/related-pub";
+/// kruise-rs workload annotation (not in OpenKruise) on a CloneSet, Advanced StatefulSet,
+/// Deployment or StatefulSet: the manager's `autobudget` controller creates and owns a
+/// PodUnavailableBudget for the workload. `"true"` takes `maxUnavailable` from the workload's
+/// update strategy (CloneSet `updateStrategy.maxUnavailable`, default `20%`; Advanced
+/// StatefulSet and StatefulSet `updateStrategy.rollingUpdate.maxUnavailable`, default `1`;
+/// Deployment `strategy.rollingUpdate.maxUnavailable`, default `25%`); an integer (`"2"`) or a
+/// percentage up to 100 (`"30%"`) is the budget's `maxUnavailable`; absent, empty or `"false"`
+/// means no budget, and any other value is reported by a Warning Event on the workload (no
+/// budget).
+pub const AUTO_BUDGET: &str = "policy.kruise-rs.io/pod-unavailable-budget";
+/// kruise-rs label (value `"true"`) on the PodUnavailableBudgets the `autobudget` controller
+/// creates for workloads annotated with [`AUTO_BUDGET`].
+pub const AUTO_BUDGET_LABEL: &str = "policy.kruise-rs.io/auto-budget";
 
 // ---- PersistentPodState ----
 

@@ -1,6 +1,7 @@
 //! One module per controller, each with the same shape: watch setup (`setup`, which takes its
 //! informers from the shared cache), `reconcile`, pure `plan` functions and status computation.
 
+pub mod autobudget;
 pub mod cloneset;
 pub mod containerlaunchpriority;
 pub mod daemonset;
@@ -317,6 +318,45 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &[poddeletionflowcontrol::CRD],
         webhooks: &["vpod.kb.io", "vpodeviction.kb.io"],
         gates: &[],
+    },
+    ControllerEntry {
+        name: autobudget::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(autobudget::setup(
+                ctx,
+                flags.workers(autobudget::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule("policy.kruise.io", &["podunavailablebudgets"], READ_WRITE),
+                rule("apps", &["deployments", "statefulsets"], READ),
+                rule("apps.kruise.io", &["clonesets", "statefulsets"], READ),
+                // Owner references with `blockOwnerDeletion` to the workloads (checked by
+                // the OwnerReferencesPermissionEnforcement admission plugin where enabled).
+                rule(
+                    "apps",
+                    &["deployments/finalizers", "statefulsets/finalizers"],
+                    &["update"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["clonesets/finalizers", "statefulsets/finalizers"],
+                    &["update"],
+                ),
+            ]
+        },
+        workers: Some(1),
+        crds: &[
+            "podunavailablebudgets.policy.kruise.io",
+            "clonesets.apps.kruise.io",
+            "statefulsets.apps.kruise.io",
+        ],
+        webhooks: &["vpodunavailablebudget.kb.io"],
+        gates: &[
+            Feature::PodUnavailableBudgetDeleteGate,
+            Feature::PodUnavailableBudgetUpdateGate,
+        ],
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,
