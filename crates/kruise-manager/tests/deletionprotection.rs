@@ -2,7 +2,7 @@
 //! (OpenKruise v1.9.0 `pkg/webhook/util/deletionprotection`, e2e
 //! `policy/v1alpha1/deletionprotection.go`): a manager run as users run it with gates
 //! `ResourcesDeletionProtection` and `DeletionProtectionForCRDCascadingGate` refuses deleting a
-//! Deployment, UnitedDeployment, Service, Namespace or CustomResourceDefinition labelled
+//! Deployment, UnitedDeployment, CloneSet, Service, Namespace or CustomResourceDefinition labelled
 //! `policy.kruise.io/delete-protection` as OpenKruise does (counting workload refusals in
 //! `workload_deletion_protection`), and lets it go once the label (or what `Cascading` counts)
 //! is gone.
@@ -165,6 +165,40 @@ async fn protected_objects_are_refused_until_unprotected() {
         !text.contains(&format!("UnitedDeployment_{}_plain", ns.name())),
         "an admitted deletion is not counted"
     );
+
+    // A CloneSet is protected by its own webhook and counted in the same metric, as
+    // OpenKruise's CloneSet handler counts it.
+    let clonesets: Api<kruise_api::apps::v1alpha1::CloneSet> = ns.api();
+    let cs: kruise_api::apps::v1alpha1::CloneSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "cs", "labels": {"policy.kruise.io/delete-protection": "Always"}},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "cs"}},
+                 "template": {"metadata": {"labels": {"app": "cs"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}},
+    }))
+    .unwrap();
+    clonesets.create(&PostParams::default(), &cs).await.unwrap();
+    refused(
+        clonesets.delete("cs", &DeleteParams::default()).await,
+        "Always",
+    );
+    let series = format!("kind_namespace_name=\"CloneSet_{}_cs\"", ns.name());
+    let text = m.process.metrics_text().await.expect("metrics");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("workload_deletion_protection{")
+                && l.contains(&series)
+                && l.ends_with(" 1")),
+        "{series} not counted"
+    );
+    clonesets
+        .patch("cs", &pp, &Patch::Merge(set_label(None)))
+        .await
+        .unwrap();
+    clonesets
+        .delete("cs", &DeleteParams::default())
+        .await
+        .expect("an unlabelled CloneSet is deleted");
 
     // Service: Always only.
     let services: Api<Service> = ns.api();

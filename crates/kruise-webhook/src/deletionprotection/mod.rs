@@ -83,6 +83,23 @@ fn deletion(req: &Request) -> bool {
         && req.old_object.is_some()
 }
 
+/// One more refused deletion of workload `meta` in `workload_deletion_protection` (labels
+/// `<kind>_<namespace>_<name>` and the request's user, as every OpenKruise workload handler
+/// counts it: built-in kinds, CloneSets, Advanced StatefulSets, UnitedDeployments).
+pub fn count_workload_refusal(req: &Request, meta: &ObjectMeta) {
+    WORKLOAD_REFUSALS
+        .get_or_create(&WorkloadLabels {
+            kind_namespace_name: format!(
+                "{}_{}_{}",
+                req.kind.kind,
+                meta.namespace.as_deref().unwrap_or(""),
+                meta.name.as_deref().unwrap_or("")
+            ),
+            username: username(req),
+        })
+        .inc();
+}
+
 fn username(req: &Request) -> String {
     req.user_info.username.clone().unwrap_or_default()
 }
@@ -170,17 +187,7 @@ fn judge_workload(
     match validate_workload_deletion(&ctx.gates, &meta, replicas) {
         Ok(()) => allow(req),
         Err(msg) => {
-            WORKLOAD_REFUSALS
-                .get_or_create(&WorkloadLabels {
-                    kind_namespace_name: format!(
-                        "{}_{}_{}",
-                        req.kind.kind,
-                        meta.namespace.as_deref().unwrap_or(""),
-                        meta.name.as_deref().unwrap_or("")
-                    ),
-                    username: username(req),
-                })
-                .inc();
+            count_workload_refusal(req, &meta);
             errored(req, CODE_FORBIDDEN, msg)
         }
     }

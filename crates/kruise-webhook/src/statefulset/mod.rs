@@ -100,13 +100,7 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
         return match validate_workload_deletion(&ctx.gates, &old.metadata, old.spec.replicas) {
             Ok(()) => allow(req),
             Err(msg) => {
-                tracing::info!(
-                    kind = "StatefulSet",
-                    namespace = old.metadata.namespace.as_deref().unwrap_or(""),
-                    name = old.metadata.name.as_deref().unwrap_or(""),
-                    user = req.user_info.username.as_deref().unwrap_or(""),
-                    "deletion refused by deletion protection"
-                );
+                crate::deletionprotection::count_workload_refusal(req, &old.metadata);
                 errored(req, CODE_FORBIDDEN, msg)
             }
         };
