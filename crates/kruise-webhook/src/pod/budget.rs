@@ -20,8 +20,7 @@
 //! budget that covers it — one whose `targetRef` is the pod's workload (its controller owner; a
 //! ReplicaSet's Deployment), else one whose selector selects its labels.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys;
@@ -239,11 +238,10 @@ pub async fn admit(
     };
     let ns = budget.metadata.namespace.clone().unwrap_or_default();
     let budget_name = budget.metadata.name.clone().unwrap_or_default();
-    let uid = budget.metadata.uid.clone().unwrap_or_default();
-    let lock = keyed_lock(&uid);
+    let lock = WRITTEN.lock(budget);
     let _held = lock.lock().await;
     let api: Api<PodUnavailableBudget> = Api::namespaced(client.clone(), &ns);
-    let mut current = newer(&uid, budget.clone());
+    let mut current = WRITTEN.newer(budget.clone());
     for attempt in 1..=CONFLICT_ATTEMPTS {
         if engine::is_recorded(&current, &pod_name) {
             return Ok(None);
@@ -264,7 +262,7 @@ pub async fn admit(
             .await
         {
             Ok(written) => {
-                remember(&uid, written);
+                WRITTEN.remember(written);
                 return Ok(None);
             }
             Err(kube::Error::Api(e)) if e.code == 404 => return Ok(None),
@@ -343,47 +341,9 @@ async fn prevented(client: &kube::Client, pod: &CachedPod) {
         .await;
 }
 
-/// Budgets this process wrote last, by UID (OpenKruise's `GlobalCache`): an admission reads the
-/// newer of its own last write and the informer's copy, so back-to-back admissions do not
-/// conflict on a stale cache.
-static LAST_WRITTEN: LazyLock<Mutex<HashMap<String, Arc<PodUnavailableBudget>>>> =
-    LazyLock::new(Mutex::default);
-
-/// One admission at a time per budget in this process (OpenKruise's `GlobalKeyedMutex`).
-static LOCKS: LazyLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> =
-    LazyLock::new(Mutex::default);
-
-fn keyed_lock(uid: &str) -> Arc<tokio::sync::Mutex<()>> {
-    let mut locks = LOCKS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    locks.entry(uid.to_string()).or_default().clone()
-}
-
-fn rv(b: &PodUnavailableBudget) -> u64 {
-    b.metadata
-        .resource_version
-        .as_deref()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn newer(uid: &str, informer: Arc<PodUnavailableBudget>) -> Arc<PodUnavailableBudget> {
-    let last = LAST_WRITTEN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    match last.get(uid) {
-        Some(mine) if rv(mine) > rv(&informer) => mine.clone(),
-        _ => informer,
-    }
-}
-
-fn remember(uid: &str, written: PodUnavailableBudget) {
-    let mut last = LAST_WRITTEN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    last.insert(uid.to_string(), Arc::new(written));
-}
+/// This process's last writes and per-object locks ([`super::writelog`]).
+static WRITTEN: LazyLock<super::writelog::WriteLog<PodUnavailableBudget>> =
+    LazyLock::new(Default::default);
 
 /// `GetPubForPod` of the mutating webhook: the budget covering a new pod — a `targetRef` to
 /// the pod's workload (its controller owner; for a ReplicaSet owned by a Deployment, the

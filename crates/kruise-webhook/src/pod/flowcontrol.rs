@@ -14,8 +14,7 @@
 //! `kruise_pod_deletion_flow_control_refusals_total{name,username}`. A dry run is judged but not
 //! recorded. Without any flow-control object nothing is read or written.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::rspolicy::v1alpha1::{PodDeletionFlowControl, PodDeletionFlowControlStatus};
@@ -158,7 +157,7 @@ impl Pending {
     pub fn judge(&self) -> Option<String> {
         let now = jiff::Timestamp::now();
         for fc in &self.objects {
-            let current = newer(fc.clone());
+            let current = WRITTEN.newer(fc.clone());
             let admitted = admitted_of(&current);
             if engine::is_recorded(admitted, &self.pod, self.uid.as_deref()) {
                 continue;
@@ -194,11 +193,10 @@ impl Pending {
         fc: &Arc<PodDeletionFlowControl>,
     ) -> Option<String> {
         let name = fc.metadata.name.clone().unwrap_or_default();
-        let uid = fc.metadata.uid.clone().unwrap_or_default();
-        let lock = keyed_lock(&uid);
+        let lock = WRITTEN.lock(fc);
         let _held = lock.lock().await;
         let api: Api<PodDeletionFlowControl> = Api::all(client.clone());
-        let mut current = newer(fc.clone());
+        let mut current = WRITTEN.newer(fc.clone());
         for attempt in 1..=CONFLICT_ATTEMPTS {
             let now = jiff::Timestamp::now();
             let admitted = admitted_of(&current);
@@ -224,7 +222,7 @@ impl Pending {
                     if let Some(s) = &written.status {
                         export_remaining(&name, s);
                     }
-                    remember(&uid, written);
+                    WRITTEN.remember(written);
                     return None;
                 }
                 Err(kube::Error::Api(e)) if e.code == 404 => return None,
@@ -264,44 +262,6 @@ fn admitted_of(fc: &PodDeletionFlowControl) -> &[kruise_api::rspolicy::v1alpha1:
         .unwrap_or(&[])
 }
 
-/// Objects this process wrote last, by UID: a judgement reads the newer of its own last write
-/// and the informer's copy, so back-to-back admissions do not re-judge a stale cache.
-static LAST_WRITTEN: LazyLock<Mutex<HashMap<String, Arc<PodDeletionFlowControl>>>> =
-    LazyLock::new(Mutex::default);
-
-/// One recording at a time per object in this process.
-static LOCKS: LazyLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> =
-    LazyLock::new(Mutex::default);
-
-fn keyed_lock(uid: &str) -> Arc<tokio::sync::Mutex<()>> {
-    let mut locks = LOCKS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    locks.entry(uid.to_string()).or_default().clone()
-}
-
-fn rv(fc: &PodDeletionFlowControl) -> u64 {
-    fc.metadata
-        .resource_version
-        .as_deref()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn newer(informer: Arc<PodDeletionFlowControl>) -> Arc<PodDeletionFlowControl> {
-    let uid = informer.metadata.uid.clone().unwrap_or_default();
-    let last = LAST_WRITTEN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    match last.get(&uid) {
-        Some(mine) if rv(mine) > rv(&informer) => mine.clone(),
-        _ => informer,
-    }
-}
-
-fn remember(uid: &str, written: PodDeletionFlowControl) {
-    let mut last = LAST_WRITTEN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    last.insert(uid.to_string(), Arc::new(written));
-}
+/// This process's last writes and per-object locks ([`super::writelog`]).
+static WRITTEN: LazyLock<super::writelog::WriteLog<PodDeletionFlowControl>> =
+    LazyLock::new(Default::default);

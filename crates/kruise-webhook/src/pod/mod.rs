@@ -10,6 +10,7 @@ pub mod budget;
 pub mod flowcontrol;
 pub mod mutation;
 pub mod sidecarset;
+pub mod writelog;
 
 use kruise_runtime::features::Feature;
 
