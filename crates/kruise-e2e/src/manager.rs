@@ -231,6 +231,23 @@ impl ManagerProcess {
         let (status, body) = http_get(self.metrics, "/metrics").await?;
         (status == 200).then_some(body)
     }
+
+    /// The admission requests served at webhook path `path` (e.g. `/validate-pod`), every
+    /// code: the sum of `controller_runtime_webhook_requests_total{webhook="<path>"}`; `None`
+    /// when the manager does not answer.
+    pub async fn webhook_requests(&self, path: &str) -> Option<f64> {
+        let text = self.metrics_text().await?;
+        let label = format!("webhook=\"{path}\"");
+        Some(
+            text.lines()
+                .filter(|l| {
+                    l.starts_with("controller_runtime_webhook_requests_total{")
+                        && l.contains(&label)
+                })
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum(),
+        )
+    }
 }
 
 impl Drop for ManagerProcess {
@@ -279,6 +296,52 @@ impl TestManager {
     /// SIGKILL, as a crash would.
     pub fn kill(&mut self) {
         self.process.kill();
+    }
+
+    /// Waits until webhook `webhook` (e.g. `vpodeviction.kb.io`) of this manager's own
+    /// configurations has a `matchConditions` expression containing `needle` — the scope the
+    /// manager derives from the cluster's objects (a budget, a SidecarSet) has reached the
+    /// configuration object. (The API server's own view may lag it a moment more: a test that
+    /// needs the call itself also watches [`ManagerProcess::webhook_requests`].)
+    ///
+    /// Errors: the timeout passed first.
+    pub async fn wait_webhook_condition(
+        &self,
+        webhook: &str,
+        needle: &str,
+        timeout: Duration,
+    ) -> Result<()> {
+        let ns = self.spec.ns.clone();
+        wait_for(
+            &format!("{webhook}'s matchConditions to mention {needle}"),
+            timeout,
+            || async {
+                ["mutating", "validating"]
+                    .iter()
+                    .any(|which| {
+                        let name = format!("kruise-{which}-webhook-configuration-{ns}");
+                        let kind = format!("{which}webhookconfiguration");
+                        let Ok(out) = kubectl(&["get", &kind, &name, "-o", "json"], None) else {
+                            return false;
+                        };
+                        let Ok(cfg) = serde_json::from_str::<serde_json::Value>(&out.stdout) else {
+                            return false;
+                        };
+                        cfg["webhooks"].as_array().into_iter().flatten().any(|h| {
+                            h["name"] == webhook
+                                && h["matchConditions"]
+                                    .as_array()
+                                    .into_iter()
+                                    .flatten()
+                                    .any(|c| {
+                                        c["expression"].as_str().is_some_and(|e| e.contains(needle))
+                                    })
+                        })
+                    })
+                    .then_some(())
+            },
+        )
+        .await
     }
 
     /// A new process (the old one killed first), ready.

@@ -383,8 +383,31 @@ async fn scope_exemptions_dry_runs_and_evictions() {
     })
     .await
     .unwrap();
-    // The validating configuration follows the object (the webhook controller's resync).
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The validating configuration follows the object: the term for this namespace now asks
+    // for a Kruise-owned pod, and the API server no longer sends a bare pod's deletion (a dry
+    // run leaves the manager's request counter alone).
+    m.wait_webhook_condition(
+        "vpod.kb.io",
+        &format!(
+            "['{}'] && (has(oldObject.metadata.ownerReferences)",
+            ns.name()
+        ),
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    wait_for(
+        "a bare pod's deletion left out of scope",
+        TIMEOUT,
+        || async {
+            let before = m.process.webhook_requests("/validate-pod").await?;
+            pods.delete("bare-2", &dry).await.ok()?;
+            let after = m.process.webhook_requests("/validate-pod").await?;
+            (after == before).then_some(())
+        },
+    )
+    .await
+    .unwrap();
     m.process.kill();
     pods.delete("bare-2", &DeleteParams::default())
         .await

@@ -878,18 +878,31 @@ async fn a_killed_manager_blocks_no_eviction_outside_budgets() {
     pods.create(&PostParams::default(), &plain("guarded-0", "guarded"))
         .await
         .unwrap();
-    // The eviction webhook's scope follows the budget: an eviction reaches the webhook.
-    wait_for("eviction judged by the webhook", TIMEOUT, || async {
-        // A dry run: the webhook answers (pod not ready yet or budget allows) without effect.
-        let dry = EvictParams {
-            delete_options: Some(DeleteParams {
-                dry_run: true,
-                ..DeleteParams::default()
-            }),
-            ..EvictParams::default()
-        };
-        pods.evict("guarded-0", &dry).await.ok()
-    })
+    // The eviction webhook's scope follows the budget: wait until the namespace is in
+    // `vpodeviction.kb.io`'s matchConditions (a dry-run eviction succeeding proves nothing: it
+    // also succeeds while the webhook is not called yet).
+    m.wait_webhook_condition("vpodeviction.kb.io", &format!("'{}'", ns.name()), TIMEOUT)
+        .await
+        .unwrap();
+    // And the API server calls it (its view of the configuration may lag the object): a
+    // dry-run eviction, judged without effect, shows up in the manager's request counter.
+    wait_for(
+        "an eviction judged by the live webhook",
+        TIMEOUT,
+        || async {
+            let before = m.process.webhook_requests("/validate-pod").await?;
+            let dry = EvictParams {
+                delete_options: Some(DeleteParams {
+                    dry_run: true,
+                    ..DeleteParams::default()
+                }),
+                ..EvictParams::default()
+            };
+            pods.evict("guarded-0", &dry).await.ok()?;
+            let after = m.process.webhook_requests("/validate-pod").await?;
+            (after > before).then_some(())
+        },
+    )
     .await
     .unwrap();
     m.process.kill();
