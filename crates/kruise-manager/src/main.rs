@@ -305,12 +305,30 @@ fn validate_controllers(spec: &[String]) -> anyhow::Result<()> {
 
 /// Sets up every enabled controller: their informers start filling the shared cache at once
 /// (controller-runtime starts caches before leader election too), their workers only when the
-/// returned futures are run.
-fn setup_controllers(ctx: &Arc<Context>, flags: &ControllerFlags) -> Vec<ControllerFuture> {
+/// returned futures are run. Each controller writes through a client of its own from `clients`
+/// (its own token buckets, as OpenKruise's `NewClientFromManager(mgr, name)`); everything else
+/// in its context is the process's (cache, metrics, Event recorder, readiness, shutdown).
+///
+/// # Errors
+/// A controller's client could not be built.
+fn setup_controllers(
+    ctx: &Arc<Context>,
+    flags: &ControllerFlags,
+    clients: &kruise_runtime::process::ApiClients,
+) -> anyhow::Result<Vec<ControllerFuture>> {
     CONTROLLERS
         .iter()
         .filter(|c| controller_enabled(&flags.controllers, c.name) && c.gated_on(&ctx.gates))
-        .map(|c| (c.setup)(ctx, flags))
+        .map(|c| {
+            let client = clients
+                .client()
+                .with_context(|| format!("building the API client of controller {}", c.name))?;
+            let own = Arc::new(Context {
+                client,
+                ..Context::clone(ctx)
+            });
+            Ok((c.setup)(&own, flags))
+        })
         .collect()
 }
 
@@ -334,6 +352,7 @@ async fn run_controllers(
 async fn start_webhooks(
     args: &Args,
     ctx: &Arc<Context>,
+    admission_client: kube::Client,
     stop: CancellationToken,
 ) -> anyhow::Result<JoinHandle<Result<(), server::Error>>> {
     use kruise_webhook::{HandlerContext, controller, server as wserver};
@@ -421,7 +440,7 @@ async fn start_webhooks(
         gates: ctx.gates.clone(),
         lookup: Some({
             let lookup = kruise_webhook::lookup::Lookup::new(
-                ctx.client.clone(),
+                admission_client,
                 &ctx.cache,
                 ctx.config.namespace.clone(),
                 serves_sidecarsets,
@@ -652,7 +671,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let gates = check_flags(&args)?;
     let metrics = Arc::new(kruise_runtime::metrics::Metrics::new());
     kruise_runtime::features::warn_unimplemented(&gates, &metrics);
-    let client = connect(&args, &metrics).await?;
+    let (clients, client) = connect(&args, &metrics).await?;
     let ctx = Context::new(
         client.clone(),
         gates,
@@ -682,10 +701,13 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     )
     .await?;
     if args.webhook_server {
-        servers.push(start_webhooks(&args, &ctx, servers_stop.clone()).await?);
+        let admission_client = clients
+            .client()
+            .context("building the admission webhooks' API client")?;
+        servers.push(start_webhooks(&args, &ctx, admission_client, servers_stop.clone()).await?);
     }
     // Informers start now; /readyz fails until they have synced.
-    let controllers = setup_controllers(&ctx, &flags);
+    let controllers = setup_controllers(&ctx, &flags, &clients)?;
     let signal = tokio::spawn(shutdown_signal());
     let code = if args.enable_leader_election {
         run_leading(&args, client, &ctx, controllers, signal).await?
@@ -722,9 +744,14 @@ fn check_flags(args: &Args) -> anyhow::Result<FeatureGates> {
     Ok(gates)
 }
 
-/// The API client (throttled per API resource as `--rest-config-qps`/`--rest-config-burst`
-/// say, its requests counted in `metrics`), checked by asking the API server's version.
-async fn connect(args: &Args, metrics: &Arc<Metrics>) -> anyhow::Result<kube::Client> {
+/// The process's API clients (each throttled per API resource as `--rest-config-qps` /
+/// `--rest-config-burst` say, with buckets of its own, its requests counted in `metrics`) and
+/// the client of the shared cache and leader election, checked by asking the API server's
+/// version.
+async fn connect(
+    args: &Args,
+    metrics: &Arc<Metrics>,
+) -> anyhow::Result<(kruise_runtime::process::ApiClients, kube::Client)> {
     let throttle = kruise_runtime::throttle::ClientThrottle::from_flags(
         args.rest_config_qps,
         args.rest_config_burst,
@@ -732,17 +759,21 @@ async fn connect(args: &Args, metrics: &Arc<Metrics>) -> anyhow::Result<kube::Cl
     tracing::info!(
         qps = throttle.qps,
         burst = throttle.burst,
-        "client-side rate limit per API resource"
+        "client-side rate limit per API resource, per controller"
     );
-    let client =
-        kruise_runtime::process::api_client(args.kubeconfig.as_deref(), metrics.clone(), throttle)
-            .await?;
+    let clients = kruise_runtime::process::ApiClients::load(
+        args.kubeconfig.as_deref(),
+        metrics.clone(),
+        throttle,
+    )
+    .await?;
+    let client = clients.client()?;
     let version = client
         .apiserver_version()
         .await
         .context("contacting the API server")?;
     tracing::info!(version = %version.git_version, "connected to API server");
-    Ok(client)
+    Ok((clients, client))
 }
 
 /// The signal task of [`shutdown_signal`].

@@ -46,7 +46,7 @@ pub enum ClientError {
 /// The API client of a kruise-rs process: from `kubeconfig` (or inferred as client-go does),
 /// every request first waits for its API resource's token of `throttle` (client-go's
 /// `--rest-config-qps`/`--rest-config-burst` limiter), then is counted in `metrics`
-/// (`rest_client_requests_total`).
+/// (`rest_client_requests_total`). One client of [`ApiClients::load`].
 ///
 /// # Errors
 /// [`ClientError`] naming the file or the step that failed.
@@ -55,29 +55,107 @@ pub async fn api_client(
     metrics: Arc<Metrics>,
     throttle: ClientThrottle,
 ) -> Result<Client, ClientError> {
-    let config = match kubeconfig {
-        Some(path) => {
-            let shown = path.display().to_string();
-            let kc = Kubeconfig::read_from(path).map_err(|source| ClientError::ReadKubeconfig {
-                path: shown.clone(),
-                source,
-            })?;
-            kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-                .await
-                .map_err(|source| ClientError::LoadKubeconfig {
-                    path: shown,
-                    source,
-                })?
+    ApiClients::load(kubeconfig, metrics, throttle)
+        .await?
+        .client()
+}
+
+/// The API clients of a process, built from one configuration: every [`ApiClients::client`] is
+/// throttled by `throttle` with token buckets of its own (one per API resource, see
+/// [`crate::throttle`]) and counted in the shared `metrics`.
+///
+/// OpenKruise gives each controller a client of its own (`NewClientFromManager(mgr, name)`,
+/// pkg/util/client), beside the manager's client that its webhooks and leader election use
+/// and the informers' clients; each has its own client-go rate limiters, so two controllers
+/// writing pods at once each get `--rest-config-qps` per second. kruise-manager builds its
+/// clients the same way (a client per controller, one for admission, one for the cache and
+/// leader election), so concurrent rollouts are throttled as under OpenKruise.
+#[derive(Clone)]
+pub struct ApiClients {
+    config: kube::Config,
+    host: String,
+    metrics: Arc<Metrics>,
+    throttle: ClientThrottle,
+}
+
+impl std::fmt::Debug for ApiClients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiClients")
+            .field("host", &self.host)
+            .field("throttle", &self.throttle)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiClients {
+    /// Reads `kubeconfig` (or infers the configuration as client-go does: in-cluster service
+    /// account, `$KUBECONFIG`, `~/.kube/config`).
+    ///
+    /// # Errors
+    /// [`ClientError`] naming the file or the step that failed.
+    pub async fn load(
+        kubeconfig: Option<&Path>,
+        metrics: Arc<Metrics>,
+        throttle: ClientThrottle,
+    ) -> Result<Self, ClientError> {
+        let config = match kubeconfig {
+            Some(path) => {
+                let shown = path.display().to_string();
+                let kc =
+                    Kubeconfig::read_from(path).map_err(|source| ClientError::ReadKubeconfig {
+                        path: shown.clone(),
+                        source,
+                    })?;
+                kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+                    .await
+                    .map_err(|source| ClientError::LoadKubeconfig {
+                        path: shown,
+                        source,
+                    })?
+            }
+            None => kube::Config::infer().await?,
+        };
+        Ok(Self::from_config(config, metrics, throttle))
+    }
+
+    /// The clients of an already loaded configuration.
+    pub fn from_config(
+        config: kube::Config,
+        metrics: Arc<Metrics>,
+        throttle: ClientThrottle,
+    ) -> Self {
+        let host = config.cluster_url.host().unwrap_or_default().to_owned();
+        Self {
+            config,
+            host,
+            metrics,
+            throttle,
         }
-        None => kube::Config::infer().await?,
-    };
-    let host = config.cluster_url.host().unwrap_or_default().to_owned();
-    let builder = kube::client::ClientBuilder::try_from(config)?;
-    // Every request waits for its resource's token (outermost), then is counted.
-    Ok(builder
-        .with_layer(&CountRequestsLayer::new(metrics.clone(), &host))
-        .with_layer(&ThrottleLayer::new(throttle, metrics, &host))
-        .build())
+    }
+
+    /// The limits every client's buckets allow.
+    pub fn throttle(&self) -> ClientThrottle {
+        self.throttle
+    }
+
+    /// A new client with buckets of its own: every request first waits for its API resource's
+    /// token, then is counted (`rest_client_requests_total`).
+    ///
+    /// # Errors
+    /// [`ClientError::Build`] when the configuration cannot make a client (e.g. bad TLS
+    /// material).
+    pub fn client(&self) -> Result<Client, ClientError> {
+        let builder = kube::client::ClientBuilder::try_from(self.config.clone())?;
+        // Every request waits for its resource's token (outermost), then is counted.
+        Ok(builder
+            .with_layer(&CountRequestsLayer::new(self.metrics.clone(), &self.host))
+            .with_layer(&ThrottleLayer::new(
+                self.throttle,
+                self.metrics.clone(),
+                &self.host,
+            ))
+            .build())
+    }
 }
 
 /// Log output format (`--log-format`).

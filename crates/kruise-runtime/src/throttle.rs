@@ -14,14 +14,15 @@
 //!   API server can take (the benchmarks use 100000 for both managers).
 //! - **Buckets.** controller-runtime creates one REST client per GroupVersionKind, and each
 //!   REST client gets its own token bucket; subresources (`pods/status`, `clonesets/status`)
-//!   go through their kind's client. kruise-rs keeps one bucket per API group, version and
-//!   resource (the key read from the request path, [`ApiPath`]) for the whole process, so pod
-//!   writes share one budget of `qps` per second while CloneSet status writes, Events and the
-//!   leader Lease have their own, as in OpenKruise. One difference: OpenKruise builds a client
-//!   (and so a set of buckets) per controller and another for its informers, so several
-//!   controllers writing pods at the same moment, or a LIST of pods during a pod rollout, each
-//!   have their own budget there; in kruise-rs they share the resource's bucket. kruise-rs is
-//!   therefore never allowed more requests per second than OpenKruise with the same flags.
+//!   go through their kind's client. A [`ThrottleLayer`] keeps one bucket per API group,
+//!   version and resource (the key read from the request path, [`ApiPath`]) for the client it
+//!   is part of, so a client's pod writes share one budget of `qps` per second while its
+//!   CloneSet status writes, Events and Leases have their own, as in OpenKruise. And as
+//!   OpenKruise builds a client per controller (`NewClientFromManager(mgr, name)`) beside the
+//!   manager's own and its informers', kruise-manager builds one per controller, one for
+//!   admission and one for the cache and leader election
+//!   ([`crate::process::ApiClients`]): two controllers writing pods at once each have their own
+//!   budget, as there.
 //! - **Which requests.** Every request waits for a token before it is sent, except watches
 //!   (client-go's `Request.Watch` bypasses the limiter). The wait is recorded in
 //!   `rest_client_rate_limiter_duration_seconds{verb,host}` (client-go's histogram and buckets;
@@ -363,6 +364,37 @@ mod tests {
                 r#"rest_client_rate_limiter_duration_seconds_count{verb="GET",host="api"} 30"#
             ),
             "{text}"
+        );
+    }
+
+    /// Two clients (one per controller, [`crate::process::ApiClients`]) have buckets of their
+    /// own: a client that spent its pods burst does not hold back another client's pod writes.
+    #[tokio::test]
+    async fn every_client_has_buckets_of_its_own() {
+        let metrics = Arc::new(Metrics::new());
+        let throttle = ClientThrottle { qps: 1.0, burst: 3 };
+        let mut first = ThrottleLayer::new(throttle, metrics.clone(), "api").layer(ok_service());
+        let mut second = ThrottleLayer::new(throttle, metrics.clone(), "api").layer(ok_service());
+        let start = Instant::now();
+        for i in 0..3 {
+            send(&mut first, &format!("/api/v1/namespaces/ns/pods/a-{i}")).await;
+        }
+        for i in 0..3 {
+            send(&mut second, &format!("/api/v1/namespaces/ns/pods/b-{i}")).await;
+        }
+        // With one bucket for both, the second client's pods would wait 3 s (1 per second).
+        assert!(
+            start.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            start.elapsed()
+        );
+        // The first client's bucket is empty: its next pod write waits for a token.
+        let held = Instant::now();
+        send(&mut first, "/api/v1/namespaces/ns/pods/a-3").await;
+        assert!(
+            held.elapsed() >= Duration::from_millis(500),
+            "{:?}",
+            held.elapsed()
         );
     }
 }
