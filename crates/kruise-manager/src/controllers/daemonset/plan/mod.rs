@@ -68,7 +68,7 @@ pub fn add_daemon_tolerations(spec: &mut PodSpec) {
 
 /// Whether toleration `t` tolerates `taint` (upstream `ToleratesTaint`; `tolerationSeconds`
 /// ignored).
-fn tolerates(t: &Toleration, taint: &Taint) -> bool {
+pub fn tolerates(t: &Toleration, taint: &Taint) -> bool {
     let effect_ok = t.effect.as_deref().unwrap_or("").is_empty()
         || t.effect.as_deref() == Some(taint.effect.as_str());
     let key_ok =
