@@ -109,17 +109,18 @@ fn watch_nodes(
 ) -> impl std::future::Future<Output = ()> + Send + 'static {
     // The last version of each node seen, to compare fitness before and after a change.
     let mut seen: std::collections::HashMap<String, Arc<Node>> = Default::default();
+    let empty = k8s_openapi::api::core::v1::PodSpec::default();
     nodes.subscribe().for_each(move |event| {
         if let CacheEvent::Apply(node) = &event {
             let name = kube::ResourceExt::name_any(node.as_ref());
             let old = seen.insert(name.clone(), node.clone());
             for job in jobs.store().state() {
-                let template = job.spec.template.spec.clone().unwrap_or_default();
-                let spec = plan::mock_spec(&template, &name);
-                let fits_now = plan::node_fits(&spec, node).is_ok();
+                let template = job.spec.template.spec.as_ref().unwrap_or(&empty);
+                let pod = plan::FitPod::mock(template, &name);
+                let fits_now = plan::node_fits(pod, node).is_ok();
                 let wake = match &old {
                     None => fits_now,
-                    Some(old) => plan::node_fits(&spec, old).is_ok() != fits_now,
+                    Some(old) => plan::node_fits(pod, old).is_ok() != fits_now,
                 };
                 if wake {
                     let _ = triggers.unbounded_send(ObjectRef::from_obj(job.as_ref()));

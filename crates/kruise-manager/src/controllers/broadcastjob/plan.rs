@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Container, Node, PodSpec, Taint};
+use k8s_openapi::api::core::v1::{Affinity, Container, Node, PodSpec, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1beta1::{
     BroadcastJob, JobCondition, completion_policy_type, job_condition_type,
@@ -237,19 +237,55 @@ impl std::fmt::Display for Unfit {
     }
 }
 
-/// OpenKruise `checkNodeFitness` of a pod with `spec` on `node`: node name, node selector and
-/// required affinity, NoSchedule/NoExecute taints against the tolerations, `unschedulable`
-/// (tolerated with the `node.kubernetes.io/unschedulable` NoSchedule taint), and the pod's
-/// resource requests against the node's allocatable resources as if the node ran nothing else
+/// What OpenKruise's `checkNodeFitness` reads of a pod: its template's spec (node selector,
+/// tolerations, requests), and the node name and affinity it has — for the mock pod of a node
+/// without one (`NewMockPod`) the node's name and the template's affinity, for an existing pod
+/// its own (its required affinity is the single `metadata.name In [node]` term the controller
+/// wrote; the other fields Kubernetes does not let change, so the template's are the pod's
+/// unless the template changed since). Borrowed, so checking costs no copy of the template.
+#[derive(Clone, Copy, Debug)]
+pub struct FitPod<'a> {
+    /// The job's template spec.
+    pub template: &'a PodSpec,
+    /// `spec.nodeName` (empty: unset).
+    pub node_name: &'a str,
+    /// `spec.affinity`.
+    pub affinity: Option<&'a Affinity>,
+}
+
+impl<'a> FitPod<'a> {
+    /// OpenKruise `NewMockPod`: the template bound to `node` by `spec.nodeName`.
+    pub fn mock(template: &'a PodSpec, node: &'a str) -> Self {
+        Self {
+            template,
+            node_name: node,
+            affinity: template.affinity.as_ref(),
+        }
+    }
+
+    /// An existing pod of the job (see [`FitPod`]).
+    pub fn existing(template: &'a PodSpec, pod: &'a CachedPod) -> Self {
+        let own = pod.spec.as_ref();
+        Self {
+            template,
+            node_name: own.and_then(|s| s.node_name.as_deref()).unwrap_or(""),
+            affinity: own.and_then(|s| s.affinity.as_deref()),
+        }
+    }
+}
+
+/// OpenKruise `checkNodeFitness` of `pod` on `node`: node name, node selector and required
+/// affinity, NoSchedule/NoExecute taints against the tolerations, `unschedulable` (tolerated
+/// with the `node.kubernetes.io/unschedulable` NoSchedule taint), and the pod's resource
+/// requests against the node's allocatable resources as if the node ran nothing else
 /// (OpenKruise's `NodeInfo` holds no pods: a node without allocatable `pods` fits no pod).
-pub fn node_fits(spec: &PodSpec, node: &Node) -> Result<(), Unfit> {
+pub fn node_fits(pod: FitPod<'_>, node: &Node) -> Result<(), Unfit> {
     let name = node.metadata.name.as_deref().unwrap_or("");
-    if let Some(n) = spec.node_name.as_deref().filter(|n| !n.is_empty())
-        && n != name
-    {
+    if !pod.node_name.is_empty() && pod.node_name != name {
         return Err(Unfit::NodeName);
     }
-    if !ds::required_affinity_matches(spec, node) {
+    let spec = pod.template;
+    if !ds::selector_and_affinity_match(spec.node_selector.as_ref(), pod.affinity, node) {
         return Err(Unfit::Affinity);
     }
     let tolerations = spec.tolerations.as_deref().unwrap_or_default();
@@ -368,25 +404,6 @@ pub fn insufficient_resources(spec: &PodSpec, node: &Node) -> Vec<String> {
     out
 }
 
-/// OpenKruise `NewMockPod`: the template's spec bound to `node` by `spec.nodeName`.
-pub fn mock_spec(template: &PodSpec, node: &str) -> PodSpec {
-    let mut spec = template.clone();
-    spec.node_name = Some(node.to_owned());
-    spec
-}
-
-/// The spec OpenKruise checks for an existing pod: the pod's own node name and affinity (its
-/// required affinity is the single `metadata.name In [node]` term the controller wrote), the
-/// rest (node selector, tolerations, requests — fields the controller copied from the
-/// template and Kubernetes does not let change) from the template.
-pub fn existing_pod_spec(template: &PodSpec, pod: &CachedPod) -> PodSpec {
-    let mut spec = template.clone();
-    let own = pod.spec.as_ref();
-    spec.node_name = own.and_then(|s| s.node_name.clone());
-    spec.affinity = own.and_then(|s| s.affinity.as_deref().cloned());
-    spec
-}
-
 /// OpenKruise `getNodesToRunPod`'s answer.
 #[derive(Debug, Default)]
 pub struct NodePlan<'a> {
@@ -409,13 +426,13 @@ pub fn nodes_to_run<'a>(
     for node in nodes {
         let name = node.metadata.name.clone().unwrap_or_default();
         if let Some(&pod) = by_node.get(&name) {
-            let fits = node_fits(&existing_pod_spec(template, pod), node);
+            let fits = node_fits(FitPod::existing(template, pod), node);
             if fits.is_err() && pod.metadata.deletion_timestamp.is_none() {
                 out.to_delete.push(pod);
                 continue;
             }
             out.desired.insert(name, Some(pod));
-        } else if node_fits(&mock_spec(template, &name), node).is_ok() {
+        } else if node_fits(FitPod::mock(template, &name), node).is_ok() {
             out.desired.insert(name.clone(), None);
             out.rest.push(name);
         }
@@ -504,21 +521,21 @@ mod tests {
     fn fitness_follows_selector_taints_unschedulable_and_resources() {
         let t = spec(json!({"containers": [{"name": "c"}], "nodeSelector": {"pool": "a"}}));
         let n = node("n1", json!({}));
-        assert_eq!(node_fits(&mock_spec(&t, "n1"), &n), Ok(()));
+        assert_eq!(node_fits(FitPod::mock(&t, "n1"), &n), Ok(()));
         assert_eq!(
             node_fits(
-                &mock_spec(&t, "n1"),
+                FitPod::mock(&t, "n1"),
                 &node("n1", json!({"metadata": {"labels": {"pool": "b"}}}))
             ),
             Err(Unfit::Affinity)
         );
-        assert_eq!(node_fits(&mock_spec(&t, "n2"), &n), Err(Unfit::NodeName));
+        assert_eq!(node_fits(FitPod::mock(&t, "n2"), &n), Err(Unfit::NodeName));
         let tainted = node(
             "n1",
             json!({"spec": {"taints": [
             {"key": "k", "value": "v", "effect": "NoSchedule"}]}}),
         );
-        let e = node_fits(&mock_spec(&t, "n1"), &tainted).unwrap_err();
+        let e = node_fits(FitPod::mock(&t, "n1"), &tainted).unwrap_err();
         assert_eq!(
             e.to_string(),
             "node(s) had taint {k: v}, that the pod didn't tolerate"
@@ -528,31 +545,34 @@ mod tests {
             "n1",
             json!({"spec": {"taints": [{"key": "k", "effect": "PreferNoSchedule"}]}}),
         );
-        assert_eq!(node_fits(&mock_spec(&t, "n1"), &soft), Ok(()));
+        assert_eq!(node_fits(FitPod::mock(&t, "n1"), &soft), Ok(()));
         let tol = spec(json!({"containers": [{"name": "c"}],
             "tolerations": [{"key": "k", "operator": "Exists"}]}));
-        assert_eq!(node_fits(&mock_spec(&tol, "n1"), &tainted), Ok(()));
+        assert_eq!(node_fits(FitPod::mock(&tol, "n1"), &tainted), Ok(()));
         let cordoned = node("n1", json!({"spec": {"unschedulable": true}}));
         assert_eq!(
-            node_fits(&mock_spec(&t, "n1"), &cordoned),
+            node_fits(FitPod::mock(&t, "n1"), &cordoned),
             Err(Unfit::Unschedulable)
         );
         let tol_u = spec(json!({"containers": [{"name": "c"}], "tolerations": [
             {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}));
-        assert_eq!(node_fits(&mock_spec(&tol_u, "n1"), &cordoned), Ok(()));
+        assert_eq!(node_fits(FitPod::mock(&tol_u, "n1"), &cordoned), Ok(()));
         let big = spec(
             json!({"containers": [{"name": "c", "resources": {"requests": {"cpu": "5", "memory": "1Gi"}}}]}),
         );
         assert_eq!(
-            node_fits(&mock_spec(&big, "n1"), &n),
+            node_fits(FitPod::mock(&big, "n1"), &n),
             Err(Unfit::Resources(vec!["Insufficient cpu".into()]))
         );
         // No allocatable pods: no pod fits (OpenKruise's NodeInfo of the node alone).
         let bare: Node = serde_json::from_value(json!({"metadata": {"name": "n1"}})).unwrap();
-        assert_eq!(node_fits(&mock_spec(&t, "n1"), &bare), Err(Unfit::Affinity));
+        assert_eq!(
+            node_fits(FitPod::mock(&t, "n1"), &bare),
+            Err(Unfit::Affinity)
+        );
         let any = spec(json!({"containers": [{"name": "c"}]}));
         assert_eq!(
-            node_fits(&mock_spec(&any, "n1"), &bare),
+            node_fits(FitPod::mock(&any, "n1"), &bare),
             Err(Unfit::Resources(vec!["Too many pods".into()]))
         );
     }

@@ -48,11 +48,14 @@ struct Pass<'a> {
     name: String,
     owner: ObjectReference,
     now: jiff::Timestamp,
-    /// The template spec (an empty spec when unset).
-    template: PodSpec,
+    /// The template spec (an empty spec when unset), borrowed from the cached job.
+    template: &'a PodSpec,
     status: BroadcastJobStatus,
     requeue: Option<Duration>,
 }
+
+/// The template spec of a job without one.
+static EMPTY_SPEC: std::sync::LazyLock<PodSpec> = std::sync::LazyLock::new(PodSpec::default);
 
 pub(super) async fn sync(
     job: &BroadcastJob,
@@ -70,7 +73,7 @@ pub(super) async fn sync(
         name: job.name_any(),
         owner: events::object_ref(job),
         now,
-        template: job.spec.template.spec.clone().unwrap_or_default(),
+        template: job.spec.template.spec.as_ref().unwrap_or(&EMPTY_SPEC),
         status: job.status.clone().unwrap_or_default(),
         requeue: None,
     };
@@ -182,7 +185,7 @@ impl Pass<'_> {
         let mut active = states.active.len() as i32;
         let mut failed = states.failed.len() as i32;
         let succeeded = states.succeeded.len() as i32;
-        let nodes_plan = plan::nodes_to_run(&self.template, &node_refs, &by_node);
+        let nodes_plan = plan::nodes_to_run(self.template, &node_refs, &by_node);
         let desired = nodes_plan.desired.len() as i32;
         info!(
             broadcastjob = self.key,
