@@ -6,7 +6,7 @@
 #   hack/conformance/conformance.sh AREA          # make conformance AREA=<area>
 #
 # AREA is one of the rows of README's conformance table (CloneSet, StatefulSet, DaemonSet,
-# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection), which carry the label filter and the specs this testbed
+# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob), which carry the label filter and the specs this testbed
 # cannot run (real kubelet, kruise-daemon, storage); any other value is used as a ginkgo label
 # filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
 # KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
@@ -21,7 +21,7 @@ log() { echo "[conformance] $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 AREA="${1:-${AREA:-}}"
-[ -n "$AREA" ] || die "usage: $0 <area> (CloneSet, StatefulSet, DaemonSet, SidecarSet, SidecarResourcesPolicy, or a ginkgo label filter)"
+[ -n "$AREA" ] || die "usage: $0 <area> (CloneSet, StatefulSet, DaemonSet, SidecarSet, SidecarResourcesPolicy, BroadcastJob, or a ginkgo label filter)"
 KRUISE_MODULE_VERSION=v1.9.0
 
 case "$AREA" in
@@ -55,6 +55,11 @@ case "$AREA" in
     # These expect an unpullable image to leave a container NotReady; kwok marks it Ready, so
     # the budget never blocks (they need a real kubelet).
     DEFAULT_SKIP='update failed image and block|update failed sidecar image, block|two cloneSets, strategy.type=in-place, update success image' ;;
+  BroadcastJob)
+    # All three specs run on kwok: the testbed's pod-complete stage completes their
+    # restartPolicy Never pods, and they create (and heartbeat) their own fake node.
+    LABEL='BroadcastJob'
+    DEFAULT_SKIP='' ;;
   *)
     LABEL="$AREA"
     DEFAULT_SKIP='' ;;

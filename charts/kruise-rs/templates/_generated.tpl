@@ -54,6 +54,67 @@ autobudget:
     - update
   webhooks:
   - vpodunavailablebudget.kb.io
+broadcastjob:
+  crds:
+  - broadcastjobs.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - broadcastjobs
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - broadcastjobs/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - broadcastjobs/finalizers
+    verbs:
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - pods/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - nodes
+    verbs:
+    - get
+    - list
+    - watch
+  webhooks:
+  - mbroadcastjob.kb.io
+  - vbroadcastjob.kb.io
 cloneset:
   crds:
   - clonesets.apps.kruise.io
@@ -753,6 +814,30 @@ mutating:
     service:
       name: kruise-webhook-service
       namespace: {{ .Values.installation.namespace }}
+      path: /mutate-apps-kruise-io-broadcastjob
+      port: 443
+  failurePolicy: Fail
+  name: mbroadcastjob.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    - v1beta1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - broadcastjobs
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
       path: /mutate-apps-kruise-io-daemonset
       port: 443
   failurePolicy: Fail
@@ -942,6 +1027,30 @@ validating:
     - DELETE
     resources:
     - customresourcedefinitions
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-kruise-io-broadcastjob
+      port: 443
+  failurePolicy: Fail
+  name: vbroadcastjob.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    - v1beta1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - broadcastjobs
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:

@@ -73,6 +73,10 @@ pub struct CachedPodSpec {
     /// Boxed: most pods have none, and an unset `Affinity` inline is 144 bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affinity: Option<Box<Affinity>>,
+    /// `spec.restartPolicy` (the BroadcastJob controller counts an `OnFailure` pod restarted
+    /// more than `restartLimit` times as failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
 }
 
 /// The container fields kruise-rs reads (names and JSON as `Container`'s).
@@ -560,6 +564,7 @@ impl From<&PodSpec> for CachedPodSpec {
             readiness_gates: s.readiness_gates.clone(),
             volumes: s.volumes.clone(),
             affinity: s.affinity.clone().map(Box::new),
+            restart_policy: s.restart_policy.clone(),
         }
     }
 }

@@ -35,6 +35,10 @@ pub(crate) enum Scenario {
     /// PodUnavailableBudgets against deletes without the webhook, manager CPU and RSS (part 3,
     /// "budget"). Needs a testbed of its own.
     Admission(admission::AdmissionArgs),
+    /// One BroadcastJob over `--nodes` kwok nodes of its own, run to completion by each
+    /// manager given (time, API writes per pod, one pod per node checked), against a bare client
+    /// creating one pod per node.
+    Broadcastjob(crate::broadcastjob::BroadcastJobArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -49,9 +49,14 @@
 //! manager does to their evictions and deletion), and pod-DELETE latency with 1,000
 //! PodUnavailableBudgets; see the `admission` module.
 //!
+//! `broadcastjob`: one BroadcastJob over `--nodes` (500) kwok nodes run to completion by each
+//! manager given, time and API writes per pod, against a bare client creating one pod per
+//! node; see the `broadcastjob` module.
+//!
 //! Prints progress every second and a summary; exits non-zero with a reason on failure.
 
 mod admission;
+mod broadcastjob;
 mod cli;
 mod cluster;
 mod metrics;
@@ -72,6 +77,7 @@ async fn main() {
         Some(Scenario::Rollout(a)) => rollout::rollout(a).await,
         Some(Scenario::Scale(a)) => scale::scale(a).await,
         Some(Scenario::Admission(a)) => admission::admission(a).await,
+        Some(Scenario::Broadcastjob(a)) => broadcastjob::broadcastjob(a).await,
     };
     if let Err(e) = result {
         eprintln!("kruise-bench: FAILED: {e}");

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+mod broadcastjob;
 mod deletionprotection;
 mod pod_sidecarset;
 mod podunavailablebudget;
@@ -741,6 +742,16 @@ pub fn all() -> Vec<Corpus> {
             name: "podunavailablebudget",
             cases: podunavailablebudget::cases(),
             cluster: podunavailablebudget::cluster(),
+        },
+        Corpus {
+            name: "broadcastjob-v1beta1",
+            cases: broadcastjob::cases("v1beta1"),
+            cluster: Vec::new(),
+        },
+        Corpus {
+            name: "broadcastjob-v1alpha1",
+            cases: broadcastjob::cases("v1alpha1"),
+            cluster: Vec::new(),
         },
     ]
 }

@@ -12,6 +12,10 @@ pub const MUTATE_DAEMONSET: &str = "/mutate-apps-kruise-io-daemonset";
 pub const VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
 /// Advanced StatefulSet validation.
 pub const VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
+/// BroadcastJob defaults (both versions).
+pub const MUTATE_BROADCASTJOB: &str = "/mutate-apps-kruise-io-broadcastjob";
+/// BroadcastJob validation (both versions).
+pub const VALIDATE_BROADCASTJOB: &str = "/validate-apps-kruise-io-broadcastjob";
 /// SidecarSet defaults and hash annotations (both versions).
 pub const MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
 /// SidecarSet validation (both versions).

@@ -11,7 +11,7 @@ use kruise_runtime::features::{Feature, FeatureGates};
 
 use crate::paths;
 use crate::{
-    HandlerContext, Request, Response, cloneset, daemonset, deletionprotection, pod,
+    HandlerContext, Request, Response, broadcastjob, cloneset, daemonset, deletionprotection, pod,
     podunavailablebudget, sidecarset, statefulset,
 };
 
@@ -99,6 +99,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(cloneset::mutate(r, c)),
+    },
+    AdmissionEntry {
+        name: "mbroadcastjob.kb.io",
+        path: paths::MUTATE_BROADCASTJOB,
+        webhook_type: WebhookType::Mutating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "broadcastjobs",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(broadcastjob::mutate(r, c)),
     },
     AdmissionEntry {
         name: "mdaemonset.kb.io",
@@ -195,6 +207,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(deletionprotection::validate_crd(r, c)),
+    },
+    AdmissionEntry {
+        name: "vbroadcastjob.kb.io",
+        path: paths::VALIDATE_BROADCASTJOB,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "broadcastjobs",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(broadcastjob::validate(r, c)),
     },
     AdmissionEntry {
         name: "vdaemonset.kb.io",

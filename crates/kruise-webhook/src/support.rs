@@ -175,6 +175,12 @@ impl GoShaped for kruise_api::apps::v1alpha1::SidecarSet {
 impl GoShaped for kruise_api::apps::v1beta1::SidecarSet {
     const GO_TYPE: GoType = GoType::SidecarSetV1beta1;
 }
+impl GoShaped for kruise_api::apps::v1alpha1::BroadcastJob {
+    const GO_TYPE: GoType = GoType::BroadcastJobV1alpha1;
+}
+impl GoShaped for kruise_api::apps::v1beta1::BroadcastJob {
+    const GO_TYPE: GoType = GoType::BroadcastJobV1beta1;
+}
 impl GoShaped for kruise_api::policy::v1alpha1::PodUnavailableBudget {
     const GO_TYPE: GoType = GoType::PodUnavailableBudget;
 }

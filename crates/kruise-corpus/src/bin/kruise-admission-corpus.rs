@@ -104,6 +104,10 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/mutate-apps-kruise-io-sidecarset"),
             Some("/validate-apps-kruise-io-sidecarset"),
         ),
+        "BroadcastJob" => (
+            Some("/mutate-apps-kruise-io-broadcastjob"),
+            Some("/validate-apps-kruise-io-broadcastjob"),
+        ),
         "PodUnavailableBudget" => (
             None,
             Some("/validate-policy-kruise-io-podunavailablebudget"),

@@ -51,6 +51,10 @@ pub enum GoType {
     SidecarSetV1beta1,
     /// OpenKruise v1.9.0 `policy/v1alpha1.PodUnavailableBudget`.
     PodUnavailableBudget,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.BroadcastJob`.
+    BroadcastJobV1alpha1,
+    /// OpenKruise v1.9.0 `apps/v1beta1.BroadcastJob`.
+    BroadcastJobV1beta1,
 }
 
 impl GoType {
@@ -67,6 +71,8 @@ impl GoType {
             GoType::SidecarSetV1alpha1 => "apps/v1alpha1.SidecarSet",
             GoType::SidecarSetV1beta1 => "apps/v1beta1.SidecarSet",
             GoType::PodUnavailableBudget => "policy/v1alpha1.PodUnavailableBudget",
+            GoType::BroadcastJobV1alpha1 => "apps/v1alpha1.BroadcastJob",
+            GoType::BroadcastJobV1beta1 => "apps/v1beta1.BroadcastJob",
         }
     }
 }

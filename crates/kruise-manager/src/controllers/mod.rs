@@ -2,6 +2,7 @@
 //! informers from the shared cache), `reconcile`, pure `plan` functions and status computation.
 
 pub mod autobudget;
+pub mod broadcastjob;
 pub mod cloneset;
 pub mod containerlaunchpriority;
 pub mod daemonset;
@@ -209,6 +210,33 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: Some(3),
         crds: &["daemonsets.apps.kruise.io"],
         webhooks: &["mdaemonset.kb.io", "vdaemonset.kb.io"],
+        gates: &[],
+    },
+    ControllerEntry {
+        name: broadcastjob::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(broadcastjob::setup(
+                ctx,
+                flags.workers(broadcastjob::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule("apps.kruise.io", &["broadcastjobs"], READ_WRITE),
+                rule(
+                    "apps.kruise.io",
+                    &["broadcastjobs/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("apps.kruise.io", &["broadcastjobs/finalizers"], &["update"]),
+                rule("", &["pods"], READ_WRITE),
+                rule("", &["pods/status"], &["get", "patch", "update"]),
+                rule("", &["nodes"], READ),
+            ]
+        },
+        workers: Some(3),
+        crds: &["broadcastjobs.apps.kruise.io"],
+        webhooks: &["mbroadcastjob.kb.io", "vbroadcastjob.kb.io"],
         gates: &[],
     },
     ControllerEntry {

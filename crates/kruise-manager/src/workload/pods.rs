@@ -48,6 +48,9 @@ pub enum EventStyle<'a> {
     /// Upstream pod control (Advanced DaemonSet): `Created pod: <pod>`, `Error creating:
     /// <err>`, `Deleted pod: <pod>`, `Error deleting: <err>`.
     DaemonSet,
+    /// BroadcastJob (OpenKruise `createPod`/`deleteJobPods`): as [`EventStyle::DaemonSet`] but
+    /// `Delete pod: <pod>` for a deletion.
+    BroadcastJob,
 }
 
 impl EventStyle<'_> {
@@ -62,7 +65,8 @@ impl EventStyle<'_> {
             (EventStyle::StatefulSet(set), Some(e)) => {
                 format!("{verb} Pod {pod} in StatefulSet {set} failed error: {e}")
             }
-            (EventStyle::DaemonSet, None) => {
+            (EventStyle::BroadcastJob, None) if verb == "delete" => format!("Delete pod: {pod}"),
+            (EventStyle::DaemonSet | EventStyle::BroadcastJob, None) => {
                 let done = if verb == "create" {
                     "Created"
                 } else {
@@ -70,7 +74,7 @@ impl EventStyle<'_> {
                 };
                 format!("{done} pod: {pod}")
             }
-            (EventStyle::DaemonSet, Some(e)) => {
+            (EventStyle::DaemonSet | EventStyle::BroadcastJob, Some(e)) => {
                 let doing = if verb == "create" {
                     "creating"
                 } else {

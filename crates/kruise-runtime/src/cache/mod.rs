@@ -386,13 +386,21 @@ pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
             kruise_api::pod::keep_claim_volumes(&mut spec.volumes);
         }
     } else if let Some(node) = any.downcast_mut::<k8s_openapi::api::core::v1::Node>() {
-        // Nothing reads a node's status (the DaemonSet controller reads names, labels and
-        // taints, CloneSet's scale-in spreading the labels), and on a real node it is most of
-        // the object: `status.images` alone lists up to 50 images with every name and size,
-        // beside conditions with their messages, capacity, allocatable, addresses and node
-        // info. Code that starts reading a node's status must keep it here (a unit test
-        // checks what is kept). Nodes are never written from the cache.
-        node.status = None;
+        // Of a node's status only `allocatable` is read (the BroadcastJob controller's
+        // resource fit, as OpenKruise's `noderesources.Fits`); the DaemonSet controller reads
+        // names, labels and taints, CloneSet's scale-in spreading the labels. On a real node
+        // the status is most of the object: `status.images` alone lists up to 50 images with
+        // every name and size, beside conditions with their messages, capacity, addresses and
+        // node info. Code that starts reading more of a node's status must keep it here (a
+        // unit test checks what is kept). Nodes are never written from the cache.
+        node.status = node
+            .status
+            .take()
+            .and_then(|s| s.allocatable)
+            .map(|allocatable| k8s_openapi::api::core::v1::NodeStatus {
+                allocatable: Some(allocatable),
+                ..Default::default()
+            });
     }
 }
 

@@ -68,7 +68,7 @@ pub fn add_daemon_tolerations(spec: &mut PodSpec) {
 
 /// Whether toleration `t` tolerates `taint` (upstream `ToleratesTaint`; `tolerationSeconds`
 /// ignored).
-fn tolerates(t: &Toleration, taint: &Taint) -> bool {
+pub fn tolerates(t: &Toleration, taint: &Taint) -> bool {
     let effect_ok = t.effect.as_deref().unwrap_or("").is_empty()
         || t.effect.as_deref() == Some(taint.effect.as_str());
     let key_ok =
@@ -123,17 +123,25 @@ fn field_requirement_matches(r: &NodeSelectorRequirement, node: &str) -> Option<
 /// the required node affinity terms ORed (empty terms dropped; none left means no match; a term
 /// that does not parse matches nothing).
 pub fn required_affinity_matches(spec: &PodSpec, node: &Node) -> bool {
+    selector_and_affinity_match(spec.node_selector.as_ref(), spec.affinity.as_ref(), node)
+}
+
+/// [`required_affinity_matches`] of a `nodeSelector` and an `affinity` given apart (a pod's own
+/// affinity beside its template's selector, without building a spec).
+pub fn selector_and_affinity_match(
+    node_selector: Option<&BTreeMap<String, String>>,
+    affinity: Option<&Affinity>,
+    node: &Node,
+) -> bool {
     let empty = BTreeMap::new();
     let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
     let name = node.metadata.name.as_deref().unwrap_or("");
-    if let Some(sel) = spec.node_selector.as_ref()
+    if let Some(sel) = node_selector
         && !sel.iter().all(|(k, v)| labels.get(k) == Some(v))
     {
         return false;
     }
-    let Some(required) = spec
-        .affinity
-        .as_ref()
+    let Some(required) = affinity
         .and_then(|a| a.node_affinity.as_ref())
         .and_then(|n| {
             n.required_during_scheduling_ignored_during_execution
