@@ -52,6 +52,8 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(kruisev1beta1.DaemonSet{}),
 		reflect.TypeOf(kruisev1alpha1.SidecarSet{}),
 		reflect.TypeOf(kruisev1beta1.SidecarSet{}),
+		reflect.TypeOf(kruisev1alpha1.AdvancedCronJob{}),
+		reflect.TypeOf(kruisev1beta1.AdvancedCronJob{}),
 	}, core)
 }
 

@@ -51,6 +51,10 @@ pub enum GoType {
     SidecarSetV1beta1,
     /// OpenKruise v1.9.0 `policy/v1alpha1.PodUnavailableBudget`.
     PodUnavailableBudget,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.AdvancedCronJob`.
+    AdvancedCronJobV1alpha1,
+    /// OpenKruise v1.9.0 `apps/v1beta1.AdvancedCronJob`.
+    AdvancedCronJobV1beta1,
 }
 
 impl GoType {
@@ -67,6 +71,8 @@ impl GoType {
             GoType::SidecarSetV1alpha1 => "apps/v1alpha1.SidecarSet",
             GoType::SidecarSetV1beta1 => "apps/v1beta1.SidecarSet",
             GoType::PodUnavailableBudget => "policy/v1alpha1.PodUnavailableBudget",
+            GoType::AdvancedCronJobV1alpha1 => "apps/v1alpha1.AdvancedCronJob",
+            GoType::AdvancedCronJobV1beta1 => "apps/v1beta1.AdvancedCronJob",
         }
     }
 }
