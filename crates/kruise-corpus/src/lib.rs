@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+mod advancedcronjob;
 mod deletionprotection;
 mod pod_sidecarset;
 mod podunavailablebudget;
@@ -741,6 +742,16 @@ pub fn all() -> Vec<Corpus> {
             name: "podunavailablebudget",
             cases: podunavailablebudget::cases(),
             cluster: podunavailablebudget::cluster(),
+        },
+        Corpus {
+            name: "advancedcronjob-v1beta1",
+            cases: advancedcronjob::cases("v1beta1"),
+            cluster: Vec::new(),
+        },
+        Corpus {
+            name: "advancedcronjob-v1alpha1",
+            cases: advancedcronjob::cases("v1alpha1"),
+            cluster: Vec::new(),
         },
     ]
 }

@@ -151,10 +151,10 @@ pub fn parse_standard(spec: &str) -> Result<Schedule, ParseError> {
     if spec.starts_with("TZ=") || spec.starts_with("CRON_TZ=") {
         let eq = spec.find('=').unwrap_or(0);
         let Some(space) = spec.find(' ') else {
-            return Err(ParseError::Panic(format!(
-                "runtime error: slice bounds out of range [{}:-1]",
-                eq + 1
-            )));
+            // Go's message for `spec[eq+1 : -1]` names only the bad upper bound.
+            return Err(ParseError::Panic(
+                "runtime error: slice bounds out of range [:-1]".to_string(),
+            ));
         };
         let name = &spec[eq + 1..space];
         tz = load_location(name)
@@ -364,7 +364,7 @@ mod tests {
         );
         assert_eq!(
             parse_standard("TZ=UTC").unwrap_err(),
-            (ParseError::Panic("runtime error: slice bounds out of range [3:-1]".into()))
+            (ParseError::Panic("runtime error: slice bounds out of range [:-1]".into()))
         );
         assert_eq!(
             err("abc * * * *"),

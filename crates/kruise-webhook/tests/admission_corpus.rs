@@ -35,6 +35,8 @@ const GATES: &str = "AllAlpha=true,AllBeta=true,EnableExternalCerts=false,Templa
 /// The fewest cases each corpus file may hold (its size when last recorded, rounded down): a
 /// truncated or partial recording fails instead of silently replaying less.
 const MIN_CASES: &[(&str, usize)] = &[
+    ("advancedcronjob-v1alpha1", 500),
+    ("advancedcronjob-v1beta1", 500),
     ("cloneset", 900),
     ("daemonset-v1alpha1", 800),
     ("daemonset-v1beta1", 800),

@@ -281,26 +281,31 @@ fn validate_image_list_pull_job_template(
         }
     }
     let images = &spec.images;
+    // Go's `%#v` of a `[]string`.
+    let images_v = || {
+        let items: Vec<String> = images.iter().map(|i| format!("{i:?}")).collect();
+        format!("[]string{{{}}}", items.join(", "))
+    };
     let images_path = sp.child("images");
     if images.is_empty() {
-        return one(FieldError::invalid(
+        return one(FieldError::invalid_stringer(
             images_path,
-            json!(images),
+            images_v(),
             "image can not be empty",
         ));
     }
     if images.len() > 255 {
-        return one(FieldError::invalid(
+        return one(FieldError::invalid_stringer(
             images_path,
-            json!(images),
+            images_v(),
             "the maximum number of images cannot > 255",
         ));
     }
     let distinct: std::collections::BTreeSet<&String> = images.iter().collect();
     if distinct.len() != images.len() {
-        return one(FieldError::invalid(
+        return one(FieldError::invalid_stringer(
             images_path,
-            json!(images),
+            images_v(),
             "images cannot have duplicate values",
         ));
     }
