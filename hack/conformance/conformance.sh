@@ -6,7 +6,7 @@
 #   hack/conformance/conformance.sh AREA          # make conformance AREA=<area>
 #
 # AREA is one of the rows of README's conformance table (CloneSet, StatefulSet, DaemonSet,
-# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob), which carry the label filter and the specs this testbed
+# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob, AdvancedCronJob), which carry the label filter and the specs this testbed
 # cannot run (real kubelet, kruise-daemon, storage); any other value is used as a ginkgo label
 # filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
 # KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
@@ -59,6 +59,9 @@ case "$AREA" in
     # All three specs run on kwok: the testbed's pod-complete stage completes their
     # restartPolicy Never pods, and they create (and heartbeat) their own fake node.
     LABEL='BroadcastJob'
+    DEFAULT_SKIP='' ;;
+  AdvancedCronJob)
+    LABEL='AdvancedCronJob'
     DEFAULT_SKIP='' ;;
   *)
     LABEL="$AREA"

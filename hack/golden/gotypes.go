@@ -54,6 +54,8 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(kruisev1beta1.SidecarSet{}),
 		reflect.TypeOf(kruisev1alpha1.BroadcastJob{}),
 		reflect.TypeOf(kruisev1beta1.BroadcastJob{}),
+		reflect.TypeOf(kruisev1alpha1.AdvancedCronJob{}),
+		reflect.TypeOf(kruisev1beta1.AdvancedCronJob{}),
 	}, core)
 }
 

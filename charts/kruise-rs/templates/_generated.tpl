@@ -2,6 +2,62 @@
 
 {{- /* Per controller of the registry (`--controllers` names): the CRDs it needs, the admission webhooks its kinds need, its RBAC rules. */ -}}
 {{- define "kruise-rs.gen.controllers" -}}
+advancedcronjob:
+  crds:
+  - advancedcronjobs.apps.kruise.io
+  - broadcastjobs.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - advancedcronjobs
+    verbs:
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - advancedcronjobs/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - advancedcronjobs/finalizers
+    verbs:
+    - update
+  - apiGroups:
+    - batch
+    resources:
+    - jobs
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - broadcastjobs
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  webhooks:
+  - madvancedcronjob.kb.io
+  - vadvancedcronjob.kb.io
 autobudget:
   crds:
   - podunavailablebudgets.policy.kruise.io
@@ -791,6 +847,30 @@ mutating:
     service:
       name: kruise-webhook-service
       namespace: {{ .Values.installation.namespace }}
+      path: /mutate-apps-kruise-io-advancedcronjob
+      port: 443
+  failurePolicy: Fail
+  name: madvancedcronjob.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    - v1beta1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - advancedcronjobs
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
       path: /mutate-apps-kruise-io-v1alpha1-cloneset
       port: 443
   failurePolicy: Fail
@@ -904,6 +984,30 @@ mutating:
   sideEffects: None
   timeoutSeconds: 5
 validating:
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-kruise-io-advancedcronjob
+      port: 443
+  failurePolicy: Fail
+  name: vadvancedcronjob.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    - v1beta1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - advancedcronjobs
+  sideEffects: None
+  timeoutSeconds: 5
 - admissionReviewVersions:
   - v1
   - v1beta1

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 mod broadcastjob;
+mod advancedcronjob;
 mod deletionprotection;
 mod pod_sidecarset;
 mod podunavailablebudget;
@@ -751,6 +752,17 @@ pub fn all() -> Vec<Corpus> {
         Corpus {
             name: "broadcastjob-v1alpha1",
             cases: broadcastjob::cases("v1alpha1"),
+            cluster: Vec::new(),
+        },
+        Corpus {
+            name: "advancedcronjob-v1beta1",
+            cases: advancedcronjob::cases("v1beta1"),
+            cluster: Vec::new(),
+        },
+        Corpus {
+            name: "advancedcronjob-v1alpha1",
+            cases: advancedcronjob::cases("v1alpha1"),
+>>>>>>> acj
             cluster: Vec::new(),
         },
     ]

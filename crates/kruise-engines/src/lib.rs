@@ -21,6 +21,7 @@
 //! - [`sidecarset`]: SidecarSet injection, in-place sidecar upgrade, hot upgrade, revisions and the
 //!   `resourcesPolicy` expression calculator.
 
+pub mod cron;
 pub mod expectations;
 pub mod flowcontrol;
 pub mod goregex;

@@ -27,6 +27,7 @@ pub struct HandlerContext {
 pub use kruise_runtime::kruise_namespace;
 
 pub mod broadcastjob;
+pub mod advancedcronjob;
 pub mod certs;
 pub mod cloneset;
 pub mod common;

@@ -37,6 +37,10 @@ pub const VALIDATE_INGRESS: &str = "/validate-ingress";
 /// UnitedDeployment validation (`vuniteddeployment.kb.io`): deletion protection only, until
 /// kruise-rs runs a UnitedDeployment controller.
 pub const VALIDATE_UNITEDDEPLOYMENT: &str = "/validate-apps-kruise-io-v1alpha1-uniteddeployment";
+/// AdvancedCronJob defaults (both versions).
+pub const MUTATE_ADVANCEDCRONJOB: &str = "/mutate-apps-kruise-io-advancedcronjob";
+/// AdvancedCronJob validation (both versions).
+pub const VALIDATE_ADVANCEDCRONJOB: &str = "/validate-apps-kruise-io-advancedcronjob";
 /// PodUnavailableBudget validation.
 pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podunavailablebudget";
 /// Pod mutation.

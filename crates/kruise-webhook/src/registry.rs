@@ -11,8 +11,8 @@ use kruise_runtime::features::{Feature, FeatureGates};
 
 use crate::paths;
 use crate::{
-    HandlerContext, Request, Response, broadcastjob, cloneset, daemonset, deletionprotection, pod,
-    podunavailablebudget, sidecarset, statefulset,
+    HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset, daemonset,
+    deletionprotection, pod, podunavailablebudget, sidecarset, statefulset,
 };
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
@@ -89,6 +89,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         handler: |r, c| Box::pin(pod::mutate(r, c)),
     },
     AdmissionEntry {
+        name: "madvancedcronjob.kb.io",
+        path: paths::MUTATE_ADVANCEDCRONJOB,
+        webhook_type: WebhookType::Mutating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "advancedcronjobs",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(advancedcronjob::mutate(r, c)),
+    },
+    AdmissionEntry {
         name: "mcloneset.kb.io",
         path: paths::MUTATE_CLONESET,
         webhook_type: WebhookType::Mutating,
@@ -147,6 +159,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(statefulset::mutate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vadvancedcronjob.kb.io",
+        path: paths::VALIDATE_ADVANCEDCRONJOB,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "advancedcronjobs",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(advancedcronjob::validate(r, c)),
     },
     AdmissionEntry {
         name: "vbuiltindeployment.kb.io",

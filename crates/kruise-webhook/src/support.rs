@@ -136,6 +136,8 @@ pub fn go_decoding_error(review: &serde_json::Value) -> Option<String> {
         ("apps.kruise.io", "v1alpha1", "SidecarSet") => GoType::SidecarSetV1alpha1,
         ("apps.kruise.io", "v1beta1", "SidecarSet") => GoType::SidecarSetV1beta1,
         ("policy.kruise.io", "v1alpha1", "PodUnavailableBudget") => GoType::PodUnavailableBudget,
+        ("apps.kruise.io", "v1alpha1", "AdvancedCronJob") => GoType::AdvancedCronJobV1alpha1,
+        ("apps.kruise.io", "v1beta1", "AdvancedCronJob") => GoType::AdvancedCronJobV1beta1,
         _ => return None,
     };
     ["/request/object", "/request/oldObject"]
@@ -183,6 +185,12 @@ impl GoShaped for kruise_api::apps::v1beta1::BroadcastJob {
 }
 impl GoShaped for kruise_api::policy::v1alpha1::PodUnavailableBudget {
     const GO_TYPE: GoType = GoType::PodUnavailableBudget;
+}
+impl GoShaped for kruise_api::apps::v1alpha1::AdvancedCronJob {
+    const GO_TYPE: GoType = GoType::AdvancedCronJobV1alpha1;
+}
+impl GoShaped for kruise_api::apps::v1beta1::AdvancedCronJob {
+    const GO_TYPE: GoType = GoType::AdvancedCronJobV1beta1;
 }
 
 /// Decodes a workload as OpenKruise's webhook does: refused where Go's `json.Unmarshal` into

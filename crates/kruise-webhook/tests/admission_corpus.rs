@@ -37,6 +37,8 @@ const GATES: &str = "AllAlpha=true,AllBeta=true,EnableExternalCerts=false,Templa
 const MIN_CASES: &[(&str, usize)] = &[
     ("broadcastjob-v1alpha1", 650),
     ("broadcastjob-v1beta1", 650),
+    ("advancedcronjob-v1alpha1", 500),
+    ("advancedcronjob-v1beta1", 500),
     ("cloneset", 900),
     ("daemonset-v1alpha1", 800),
     ("daemonset-v1beta1", 800),

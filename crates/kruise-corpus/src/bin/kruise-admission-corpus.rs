@@ -112,6 +112,10 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             None,
             Some("/validate-policy-kruise-io-podunavailablebudget"),
         ),
+        "AdvancedCronJob" => (
+            Some("/mutate-apps-kruise-io-advancedcronjob"),
+            Some("/validate-apps-kruise-io-advancedcronjob"),
+        ),
         _ => (None, None),
     }
 }

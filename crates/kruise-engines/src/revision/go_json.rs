@@ -55,6 +55,10 @@ pub enum GoType {
     BroadcastJobV1alpha1,
     /// OpenKruise v1.9.0 `apps/v1beta1.BroadcastJob`.
     BroadcastJobV1beta1,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.AdvancedCronJob`.
+    AdvancedCronJobV1alpha1,
+    /// OpenKruise v1.9.0 `apps/v1beta1.AdvancedCronJob`.
+    AdvancedCronJobV1beta1,
 }
 
 impl GoType {
@@ -73,6 +77,8 @@ impl GoType {
             GoType::PodUnavailableBudget => "policy/v1alpha1.PodUnavailableBudget",
             GoType::BroadcastJobV1alpha1 => "apps/v1alpha1.BroadcastJob",
             GoType::BroadcastJobV1beta1 => "apps/v1beta1.BroadcastJob",
+            GoType::AdvancedCronJobV1alpha1 => "apps/v1alpha1.AdvancedCronJob",
+            GoType::AdvancedCronJobV1beta1 => "apps/v1beta1.AdvancedCronJob",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! One module per controller, each with the same shape: watch setup (`setup`, which takes its
 //! informers from the shared cache), `reconcile`, pure `plan` functions and status computation.
 
+pub mod advancedcronjob;
 pub mod autobudget;
 pub mod broadcastjob;
 pub mod cloneset;
@@ -385,6 +386,40 @@ pub const REGISTRY: &[ControllerEntry] = &[
             Feature::PodUnavailableBudgetDeleteGate,
             Feature::PodUnavailableBudgetUpdateGate,
         ],
+    },
+    ControllerEntry {
+        name: advancedcronjob::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(advancedcronjob::setup(
+                ctx,
+                flags.workers(advancedcronjob::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule(
+                    "apps.kruise.io",
+                    &["advancedcronjobs"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["advancedcronjobs/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["advancedcronjobs/finalizers"],
+                    &["update"],
+                ),
+                rule("batch", &["jobs"], READ_WRITE),
+                rule("apps.kruise.io", &["broadcastjobs"], READ_WRITE),
+            ]
+        },
+        workers: Some(3),
+        crds: advancedcronjob::CRDS,
+        webhooks: &["madvancedcronjob.kb.io", "vadvancedcronjob.kb.io"],
+        gates: &[],
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,
