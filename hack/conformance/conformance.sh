@@ -10,7 +10,8 @@
 # cannot run (real kubelet, kruise-daemon, storage); any other value is used as a ginkgo label
 # filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
 # KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
-# testbed is started here; default 10), E2E_FLAGS (more flags for the e2e binary).
+# testbed is started here; default 10), E2E_FLAGS (more flags for the e2e binary), WEBHOOK_PORT
+# (kruise-manager's webhook port, default 9876: give each testbed sharing a host its own).
 #
 # The e2e binary is built once from the Go module proxy (`go test -c` of
 # github.com/openkruise/kruise/test/e2e at the module version of tag v1.9.0) and cached beside
