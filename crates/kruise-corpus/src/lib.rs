@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
-mod broadcastjob;
 mod advancedcronjob;
+mod broadcastjob;
 mod deletionprotection;
 mod pod_sidecarset;
 mod podunavailablebudget;
@@ -762,7 +762,6 @@ pub fn all() -> Vec<Corpus> {
         Corpus {
             name: "advancedcronjob-v1alpha1",
             cases: advancedcronjob::cases("v1alpha1"),
->>>>>>> acj
             cluster: Vec::new(),
         },
     ]
