@@ -9,6 +9,7 @@ import (
 
 	kruisev1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
 	kruisev1beta1 "github.com/openkruise/kruise/apis/apps/v1beta1"
+	policyv1alpha1 "github.com/openkruise/kruise/apis/policy/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -56,6 +57,7 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(kruisev1beta1.BroadcastJob{}),
 		reflect.TypeOf(kruisev1alpha1.AdvancedCronJob{}),
 		reflect.TypeOf(kruisev1beta1.AdvancedCronJob{}),
+		reflect.TypeOf(policyv1alpha1.PodUnavailableBudget{}),
 	}, core)
 }
 

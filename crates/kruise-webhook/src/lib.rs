@@ -26,8 +26,8 @@ pub struct HandlerContext {
 
 pub use kruise_runtime::kruise_namespace;
 
-pub mod broadcastjob;
 pub mod advancedcronjob;
+pub mod broadcastjob;
 pub mod certs;
 pub mod cloneset;
 pub mod common;
