@@ -35,6 +35,8 @@ pub const VALIDATE_INGRESS: &str = "/validate-ingress";
 pub const VALIDATE_UNITEDDEPLOYMENT: &str = "/validate-apps-kruise-io-v1alpha1-uniteddeployment";
 /// PodUnavailableBudget validation.
 pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podunavailablebudget";
+/// EphemeralJob validation.
+pub const VALIDATE_EPHEMERALJOB: &str = "/validate-apps-kruise-io-v1alpha1-ephemeraljob";
 /// Pod mutation.
 pub const MUTATE_POD: &str = "/mutate-pod";
 /// Pod validation: deletions, evictions and updates held to PodUnavailableBudgets (webhooks

@@ -11,7 +11,7 @@ use kruise_runtime::features::{Feature, FeatureGates};
 
 use crate::paths;
 use crate::{
-    HandlerContext, Request, Response, cloneset, daemonset, deletionprotection, pod,
+    HandlerContext, Request, Response, cloneset, daemonset, deletionprotection, ephemeraljob, pod,
     podunavailablebudget, sidecarset, statefulset,
 };
 
@@ -207,6 +207,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(daemonset::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vephemeraljobs.kb.io",
+        path: paths::VALIDATE_EPHEMERALJOB,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "ephemeraljobs",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(ephemeraljob::validate(r, c)),
     },
     AdmissionEntry {
         name: "vingress.kb.io",

@@ -108,6 +108,7 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             None,
             Some("/validate-policy-kruise-io-podunavailablebudget"),
         ),
+        "EphemeralJob" => (None, Some("/validate-apps-kruise-io-v1alpha1-ephemeraljob")),
         _ => (None, None),
     }
 }
