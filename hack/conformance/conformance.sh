@@ -6,8 +6,8 @@
 #   hack/conformance/conformance.sh AREA          # make conformance AREA=<area>
 #
 # AREA is one of the rows of README's conformance table (CloneSet, StatefulSet, DaemonSet,
-# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob, AdvancedCronJob), which carry the label filter and the specs this testbed
-# cannot run (real kubelet, kruise-daemon, storage); any other value is used as a ginkgo label
+# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob, AdvancedCronJob, EphemeralJob), which carry the label filter and the specs this testbed
+# cannot run (real kubelet, kruise-daemon, storage; EphemeralJob runs its pods on the real node); any other value is used as a ginkgo label
 # filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
 # KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
 # testbed is started here; default 10), E2E_FLAGS (more flags for the e2e binary), WEBHOOK_PORT
@@ -64,10 +64,21 @@ case "$AREA" in
   AdvancedCronJob)
     LABEL='AdvancedCronJob'
     DEFAULT_SKIP='' ;;
+  EphemeralJob)
+    LABEL='EphemeralJob'
+    # Recreates the target container through a ContainerRecreateRequest, which needs
+    # kruise-daemon on the node (not run here).
+    DEFAULT_SKIP='test ephemeral container in crr'
+    # The other specs need a kubelet that starts ephemeral containers and reports
+    # ephemeralContainerStatuses; their pods carry no toleration, so during the run every pod
+    # goes to the testbed's real node (kwok nodes cordoned, the real-node taint lifted).
+    REAL_NODE_PODS=1
+    REAL_KUBELET_SPECS='succeed job|err command job|error exit job|two ephemeral running job|two job, but to one target|in-place-update|impact main container' ;;
   *)
     LABEL="$AREA"
     DEFAULT_SKIP='' ;;
 esac
+REAL_NODE_PODS="${REAL_NODE_PODS:-0}"
 SKIP="${SKIP-$DEFAULT_SKIP}"
 SKIP_FILE="${SKIP_FILE:-}"
 
@@ -115,6 +126,11 @@ cleanup() {
     done
     log "manager stopped; its webhook configurations removed and CRD conversion reset"
   fi
+  if [ "${real_node_pods_on:-0}" = 1 ]; then
+    for n in $(kubectl get nodes -l type=kwok -o name 2>/dev/null); do kubectl uncordon "$n" >/dev/null 2>&1 || true; done
+    kubectl taint node -l type=real kruise-rs.io/real-node=true:NoSchedule --overwrite >/dev/null 2>&1 || true
+    log "kwok nodes uncordoned, real nodes tainted again"
+  fi
   if [ "$started_testbed" = 1 ] && [ "${KEEP_TESTBED:-0}" != 1 ]; then
     log "stopping the testbed this run started"
     hack/testbed/testbed.sh down >&2 || rc=1
@@ -160,6 +176,18 @@ for i in $(seq 120); do
   sleep 1
 done
 curl -sf "http://127.0.0.1:$HEALTH/readyz" >/dev/null || die "kruise-manager not ready after 120 s; see $MLOG"
+
+if [ "$REAL_NODE_PODS" = 1 ]; then
+  if kubectl get nodes -l type=real -o name 2>/dev/null | grep -q .; then
+    real_node_pods_on=1
+    for n in $(kubectl get nodes -l type=kwok -o name); do kubectl cordon "$n" >/dev/null; done
+    kubectl taint node -l type=real kruise-rs.io/real-node- >/dev/null 2>&1 || true
+    log "pods of this area run on the real node(s): kwok nodes cordoned, real-node taint lifted"
+  else
+    log "no real node on the testbed (--real-nodes 0): skipping the specs that need a kubelet"
+    SKIP="${SKIP:+$SKIP|}$REAL_KUBELET_SPECS"
+  fi
+fi
 
 REPORT="$STATE/e2e-$AREA.json"
 log "running OpenKruise $KRUISE_MODULE_VERSION's e2e: label '$LABEL'${SKIP:+, skipping '$SKIP'}"

@@ -348,6 +348,48 @@ daemonset:
   webhooks:
   - mdaemonset.kb.io
   - vdaemonset.kb.io
+ephemeraljob:
+  crds:
+  - ephemeraljobs.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - ephemeraljobs
+    verbs:
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - ephemeraljobs/status
+    - ephemeraljobs/finalizers
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - pods/ephemeralcontainers
+    verbs:
+    - get
+    - patch
+    - update
+  webhooks:
+  - vephemeraljobs.kb.io
 poddeletionflowcontrol:
   crds:
   - poddeletionflowcontrols.policy.kruise-rs.io
@@ -1179,6 +1221,29 @@ validating:
     - UPDATE
     resources:
     - daemonsets
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-kruise-io-v1alpha1-ephemeraljob
+      port: 443
+  failurePolicy: Fail
+  name: vephemeraljobs.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - ephemeraljobs
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:

@@ -20,8 +20,8 @@
 //! `pods`): `Api<CachedPod>` reads and watches pods.
 
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, ContainerStatus, EnvVar, Pod, PodCondition, PodReadinessGate, PodSpec,
-    PodStatus, ResourceRequirements, Volume, VolumeMount,
+    Affinity, Container, ContainerStatus, EnvVar, EphemeralContainer, Pod, PodCondition,
+    PodReadinessGate, PodSpec, PodStatus, ResourceRequirements, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::{Deserialize, Serialize};
@@ -77,6 +77,10 @@ pub struct CachedPodSpec {
     /// more than `restartLimit` times as failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
+    /// `spec.ephemeralContainers`, whole (the EphemeralJob controller reads their names and
+    /// `KRUISE_EJOB_ID` env; few pods have any, so an absent list costs only the `Option`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_containers: Option<Vec<EphemeralContainer>>,
 }
 
 /// The container fields kruise-rs reads (names and JSON as `Container`'s).
@@ -127,6 +131,10 @@ pub struct CachedPodStatus {
     /// `initContainerStatuses`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_container_statuses: Option<Vec<CachedContainerStatus>>,
+    /// `ephemeralContainerStatuses`, whole (the EphemeralJob controller reads their states; few
+    /// pods have any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_container_statuses: Option<Vec<ContainerStatus>>,
 }
 
 /// The container status fields kruise-rs reads (names and JSON as `ContainerStatus`'s).
@@ -565,6 +573,7 @@ impl From<&PodSpec> for CachedPodSpec {
             volumes: s.volumes.clone(),
             affinity: s.affinity.clone().map(Box::new),
             restart_policy: s.restart_policy.clone(),
+            ephemeral_containers: s.ephemeral_containers.clone(),
         }
     }
 }
@@ -583,6 +592,7 @@ impl From<&PodStatus> for CachedPodStatus {
                 .map(|v| v.iter().map(CachedPodCondition::from).collect()),
             container_statuses: s.container_statuses.as_deref().map(statuses),
             init_container_statuses: s.init_container_statuses.as_deref().map(statuses),
+            ephemeral_container_statuses: s.ephemeral_container_statuses.clone(),
         }
     }
 }

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 mod advancedcronjob;
 mod broadcastjob;
 mod deletionprotection;
+mod ephemeraljob;
 mod pod_sidecarset;
 mod podunavailablebudget;
 mod sidecarset;
@@ -737,6 +738,11 @@ pub fn all() -> Vec<Corpus> {
         Corpus {
             name: "deletionprotection",
             cases: deletionprotection::cases(),
+            cluster: Vec::new(),
+        },
+        Corpus {
+            name: "ephemeraljob",
+            cases: ephemeraljob::cases(),
             cluster: Vec::new(),
         },
         Corpus {
@@ -1911,7 +1917,11 @@ mod tests {
         // Kinds whose webhooks have few rules: every rule and value class is covered with
         // fewer cases (PodUnavailableBudget: 12 rules; deletion protection: 8 kinds × label
         // values × replicas).
-        let small = [("deletionprotection", 100), ("podunavailablebudget", 100)];
+        let small = [
+            ("deletionprotection", 100),
+            ("ephemeraljob", 100),
+            ("podunavailablebudget", 100),
+        ];
         for c in all() {
             let min = small
                 .iter()

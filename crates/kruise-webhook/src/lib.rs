@@ -35,6 +35,7 @@ pub mod controller;
 pub mod conversion;
 pub mod daemonset;
 pub mod deletionprotection;
+pub mod ephemeraljob;
 pub mod field;
 pub mod lookup;
 pub mod paths;

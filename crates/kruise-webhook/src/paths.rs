@@ -43,6 +43,8 @@ pub const MUTATE_ADVANCEDCRONJOB: &str = "/mutate-apps-kruise-io-advancedcronjob
 pub const VALIDATE_ADVANCEDCRONJOB: &str = "/validate-apps-kruise-io-advancedcronjob";
 /// PodUnavailableBudget validation.
 pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podunavailablebudget";
+/// EphemeralJob validation.
+pub const VALIDATE_EPHEMERALJOB: &str = "/validate-apps-kruise-io-v1alpha1-ephemeraljob";
 /// Pod mutation.
 pub const MUTATE_POD: &str = "/mutate-pod";
 /// Pod validation: deletions, evictions and updates held to PodUnavailableBudgets (webhooks

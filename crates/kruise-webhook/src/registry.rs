@@ -12,7 +12,7 @@ use kruise_runtime::features::{Feature, FeatureGates};
 use crate::paths;
 use crate::{
     HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset, daemonset,
-    deletionprotection, pod, podunavailablebudget, sidecarset, statefulset,
+    deletionprotection, ephemeraljob, pod, podunavailablebudget, sidecarset, statefulset,
 };
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
@@ -255,6 +255,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(daemonset::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vephemeraljobs.kb.io",
+        path: paths::VALIDATE_EPHEMERALJOB,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "ephemeraljobs",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(ephemeraljob::validate(r, c)),
     },
     AdmissionEntry {
         name: "vingress.kb.io",

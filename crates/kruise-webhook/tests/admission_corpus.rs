@@ -43,6 +43,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("daemonset-v1alpha1", 800),
     ("daemonset-v1beta1", 800),
     ("deletionprotection", 100),
+    ("ephemeraljob", 120),
     ("pod", 900),
     ("pod-sidecarset", 570),
     ("podunavailablebudget", 100),

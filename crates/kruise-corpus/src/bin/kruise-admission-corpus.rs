@@ -116,6 +116,7 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/mutate-apps-kruise-io-advancedcronjob"),
             Some("/validate-apps-kruise-io-advancedcronjob"),
         ),
+        "EphemeralJob" => (None, Some("/validate-apps-kruise-io-v1alpha1-ephemeraljob")),
         _ => (None, None),
     }
 }

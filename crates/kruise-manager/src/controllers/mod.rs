@@ -7,6 +7,7 @@ pub mod broadcastjob;
 pub mod cloneset;
 pub mod containerlaunchpriority;
 pub mod daemonset;
+pub mod ephemeraljob;
 pub mod poddeletionflowcontrol;
 pub mod podreadiness;
 pub mod podunavailablebudget;
@@ -447,6 +448,39 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: None,
         crds: &[],
         webhooks: &["mpod.kb.io"],
+        gates: &[],
+    },
+    ControllerEntry {
+        name: ephemeraljob::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(ephemeraljob::setup(
+                ctx,
+                flags.workers(ephemeraljob::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule(
+                    "apps.kruise.io",
+                    &["ephemeraljobs"],
+                    &["delete", "get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["ephemeraljobs/status", "ephemeraljobs/finalizers"],
+                    &["get", "patch", "update"],
+                ),
+                rule("", &["pods"], &["get", "list", "watch"]),
+                rule(
+                    "",
+                    &["pods/ephemeralcontainers"],
+                    &["get", "patch", "update"],
+                ),
+            ]
+        },
+        workers: Some(10),
+        crds: &["ephemeraljobs.apps.kruise.io"],
+        webhooks: &["vephemeraljobs.kb.io"],
         gates: &[],
     },
 ];

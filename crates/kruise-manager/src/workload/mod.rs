@@ -88,6 +88,42 @@ pub async fn bounded_pass<T, E>(
     }
 }
 
+/// OpenKruise's `DoItSlowly`: runs `f` on every item in batches of `initial`, then twice as
+/// many each time (the items of a batch concurrently), and stops after the first batch in
+/// which a call failed. Returns how many calls succeeded, or the first error (items after the
+/// failing batch are never attempted). [`pods::PodControl::create_slow_start`] is the same
+/// flow for pod creation with expectations and PVCs; this one serves any other write.
+///
+/// # Errors
+/// The first error of the failing batch.
+pub async fn do_slowly<T, E, F, Fut>(items: Vec<T>, initial: usize, f: F) -> Result<usize, E>
+where
+    F: Fn(T) -> Fut,
+    Fut: std::future::Future<Output = Result<(), E>>,
+{
+    let mut done = 0usize;
+    let mut batch = initial.max(1);
+    let mut items = items.into_iter().peekable();
+    while items.peek().is_some() {
+        let now: Vec<T> = items.by_ref().take(batch).collect();
+        let results = futures::future::join_all(now.into_iter().map(&f)).await;
+        let mut first_error = None;
+        for r in results {
+            match r {
+                Ok(()) => done += 1,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        batch *= 2;
+    }
+    Ok(done)
+}
+
 /// The scale-expectations gate in front of a pass (OpenKruise's `SatisfiedExpectations`):
 /// `Some(requeue)` while the cache has not yet shown every pod this controller created or
 /// deleted for `key` (requeue after at most 30 s); expectations unsatisfied for longer than

@@ -528,3 +528,29 @@ fn a_cache_event_leaves_expectations_to_the_sync_that_reads_the_pod() {
     super::forget_deleted(&rvs, &CacheEvent::Delete(pod_at("a", "10")));
     assert_eq!(rvs.expected("uid-a"), None);
 }
+
+#[tokio::test]
+async fn do_slowly_doubles_batches_and_stops_after_a_failing_batch() {
+    use std::sync::Mutex;
+    let calls = Mutex::new(Vec::new());
+    // Items 0..10, item 4 fails: batches [0], [1, 2], [3, 4, 5, 6] run, then it stops.
+    let r = super::do_slowly((0..10).collect(), 1, |i: i32| {
+        calls.lock().unwrap().push(i);
+        async move {
+            if i == 4 {
+                Err(format!("item {i}"))
+            } else {
+                Ok(())
+            }
+        }
+    })
+    .await;
+    assert_eq!(r, Err("item 4".to_string()));
+    let mut seen = calls.into_inner().unwrap();
+    seen.sort_unstable();
+    assert_eq!(seen, [0, 1, 2, 3, 4, 5, 6]);
+    let ok = super::do_slowly(vec![1, 2, 3], 1, |_| async { Ok::<(), String>(()) }).await;
+    assert_eq!(ok, Ok(3));
+    let none = super::do_slowly(Vec::<i32>::new(), 1, |_| async { Ok::<(), String>(()) }).await;
+    assert_eq!(none, Ok(0));
+}

@@ -78,8 +78,9 @@ pub struct EphemeralJobSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 
-    /// Upper bound on the number of pods that run the ephemeral containers at the same time.
-    /// When absent there is no bound beyond `replicas`.
+    /// How many pods get the ephemeral containers at a time: a pass injects into at most this
+    /// many minus the pods whose containers run. When absent, 1 (OpenKruise's controller
+    /// default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<i32>,
 

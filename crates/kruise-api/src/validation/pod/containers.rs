@@ -1145,3 +1145,113 @@ fn check_host_port_conflicts<'a>(
     }
     errs
 }
+
+/// OpenKruise v1.9.0's EphemeralJob check of `spec.template.ephemeralContainers`
+/// (`pkg/webhook/ephemeraljob/validating/validation.go`, `validateEphemeralContainers`, errors
+/// under `path`, OpenKruise passes `ephemeralContainers`): its own `validateContainerCommon`
+/// (name a DNS-1123 label, image required, termination message policy, ports, env, envFrom,
+/// pull policy required, security context with `hostUsers` true — no volume mount, device or
+/// resource checks), no surrounding whitespace in the image, unique names, none of the fields
+/// outside OpenKruise's allow-list (`ports`, `resources`, `resizePolicy`, `restartPolicy`, the
+/// probes and `lifecycle`; set means non-nil, as Go's `reflect.DeepEqual` with the zero value),
+/// and no `subPath` / `subPathExpr` in volume mounts. The target container is not checked.
+pub fn validate_ephemeral_job_containers(
+    ephemeral: &[EphemeralContainer],
+    path: &Path,
+    opts: &PodValidationOptions,
+) -> ErrorList {
+    const FORBIDDEN: &str = "cannot be set for an Ephemeral Container";
+    let mut errs = ErrorList::new();
+    let mut names: BTreeSet<&str> = BTreeSet::new();
+    for (i, ec) in ephemeral.iter().enumerate() {
+        let p = path.index(i);
+        let np = p.child("name");
+        if ec.name.is_empty() {
+            errs.push(FieldError::required(np, ""));
+        } else {
+            errs.extend(
+                is_dns1123_label(&ec.name)
+                    .into_iter()
+                    .map(|m| FieldError::invalid(np.clone(), ec.name.as_str(), m)),
+            );
+        }
+        let image = opt(&ec.image);
+        if image.is_empty() {
+            errs.push(FieldError::required(p.child("image"), ""));
+        }
+        match opt(&ec.termination_message_policy) {
+            "File" | "FallbackToLogsOnError" => {}
+            "" => errs.push(FieldError::required(
+                p.child("terminationMessagePolicy"),
+                "",
+            )),
+            other => errs.push(FieldError::not_supported(
+                p.child("terminationMessagePolicy"),
+                other,
+                &["File", "FallbackToLogsOnError"],
+            )),
+        }
+        errs.extend(validate_container_ports(
+            ec.ports.as_deref().unwrap_or_default(),
+            &p.child("ports"),
+        ));
+        errs.extend(validate_env(
+            ec.env.as_deref().unwrap_or_default(),
+            &p.child("env"),
+            opts,
+        ));
+        errs.extend(validate_env_from(
+            ec.env_from.as_deref().unwrap_or_default(),
+            &p.child("envFrom"),
+            opts,
+        ));
+        errs.extend(validate_pull_policy(
+            opt(&ec.image_pull_policy),
+            &p.child("imagePullPolicy"),
+        ));
+        errs.extend(validate_security_context(
+            ec.security_context.as_ref(),
+            &p.child("securityContext"),
+            true,
+            opts,
+        ));
+        if image.len() != image.trim().len() {
+            errs.push(FieldError::invalid(
+                p.child("image"),
+                image,
+                "must not have leading or trailing whitespace",
+            ));
+        }
+        if !names.insert(ec.name.as_str()) {
+            errs.push(FieldError::duplicate(p.child("name"), ec.name.as_str()));
+        }
+        let resources_set = ec
+            .resources
+            .as_ref()
+            .is_some_and(|r| r.limits.is_some() || r.requests.is_some() || r.claims.is_some());
+        for (field, set) in [
+            ("ports", ec.ports.is_some()),
+            ("resources", resources_set),
+            ("resizePolicy", ec.resize_policy.is_some()),
+            ("restartPolicy", ec.restart_policy.is_some()),
+            ("livenessProbe", ec.liveness_probe.is_some()),
+            ("readinessProbe", ec.readiness_probe.is_some()),
+            ("startupProbe", ec.startup_probe.is_some()),
+            ("lifecycle", ec.lifecycle.is_some()),
+        ] {
+            if set {
+                errs.push(FieldError::forbidden(p.child(field), FORBIDDEN));
+            }
+        }
+        for (j, vm) in ec.volume_mounts.iter().flatten().enumerate() {
+            let mp = p.child("volumeMounts").index(j);
+            if !opt(&vm.sub_path).is_empty() {
+                errs.push(FieldError::forbidden(mp.child("subPath"), FORBIDDEN));
+            }
+            if !opt(&vm.sub_path_expr).is_empty() {
+                errs.push(FieldError::forbidden(mp.child("subPathExpr"), FORBIDDEN));
+            }
+        }
+    }
+    errs
+}

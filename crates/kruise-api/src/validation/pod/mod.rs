@@ -34,6 +34,7 @@ use super::names::{
     name_is_dns_subdomain,
 };
 
+pub use containers::validate_ephemeral_job_containers;
 pub use resources::{is_extended_resource_name, is_huge_page_resource_name, is_native_resource};
 pub use security::is_valid_sysctl_name;
 
