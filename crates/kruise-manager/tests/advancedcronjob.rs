@@ -385,7 +385,11 @@ async fn run_due_during_a_manager_restart_is_made_exactly_once() {
     })
     .await
     .unwrap();
-    // Exactly the first run and the missed one (the next is 20 s after it).
-    assert_eq!(js.keys().copied().collect::<Vec<_>>(), vec![first, due]);
+    // Exactly the first run and the missed one up to the missed time (`jobs` refuses two jobs
+    // for one time); a slow restart may already have made the next run, 20 s after it.
+    assert_eq!(
+        js.keys().copied().filter(|t| *t <= due).collect::<Vec<_>>(),
+        vec![first, due]
+    );
     assert_eq!(js[&due].name_any(), format!("restart-{}", due.as_second()));
 }
