@@ -52,22 +52,34 @@ fn scheduled_at(meta: &ObjectMeta) -> Option<jiff::Timestamp> {
     parsed
 }
 
+/// What the plan reads of a child of either kind: its name, whether its conditions
+/// (`(type, status)` pairs) say it finished, its scheduled-at annotation and its start time.
+fn child_of<'a, K: Resource>(
+    child: &K,
+    conditions: impl Iterator<Item = (&'a str, &'a str)>,
+    start_time: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+) -> Child {
+    Child {
+        name: child.name_any(),
+        finished: plan::finished(conditions),
+        scheduled_at: scheduled_at(child.meta()),
+        start_time: start_time.map(|t| t.0),
+    }
+}
+
 impl ChildKind for Job {
     const TEMPLATE_KIND: &'static str = template_kind::JOB;
     fn child(&self) -> Child {
         let status = self.status.as_ref();
-        Child {
-            name: self.name_any(),
-            finished: plan::finished(
-                status
-                    .and_then(|s| s.conditions.as_ref())
-                    .into_iter()
-                    .flatten()
-                    .map(|c| (c.type_.as_str(), c.status.as_str())),
-            ),
-            scheduled_at: scheduled_at(&self.metadata),
-            start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
-        }
+        let conditions = status
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten();
+        child_of(
+            self,
+            conditions.map(|c| (c.type_.as_str(), c.status.as_str())),
+            status.and_then(|s| s.start_time.as_ref()),
+        )
     }
     fn from_template(cronjob: &AdvancedCronJob, metadata: ObjectMeta) -> Self {
         Job {
@@ -96,18 +108,15 @@ impl ChildKind for BroadcastJob {
     const TEMPLATE_KIND: &'static str = template_kind::BROADCAST_JOB;
     fn child(&self) -> Child {
         let status = self.status.as_ref();
-        Child {
-            name: self.name_any(),
-            finished: plan::finished(
-                status
-                    .and_then(|s| s.conditions.as_ref())
-                    .into_iter()
-                    .flatten()
-                    .map(|c| (c.type_.as_str(), c.status.as_str())),
-            ),
-            scheduled_at: scheduled_at(&self.metadata),
-            start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
-        }
+        let conditions = status
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten();
+        child_of(
+            self,
+            conditions.map(|c| (c.type_.as_str(), c.status.as_str())),
+            status.and_then(|s| s.start_time.as_ref()),
+        )
     }
     fn from_template(cronjob: &AdvancedCronJob, metadata: ObjectMeta) -> Self {
         let spec = cronjob
