@@ -22,13 +22,17 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 const SCHEDULED_AT: &str = "apps.kruise.io/scheduled-at";
 
 async fn setup(prefix: &str) -> (TestEnv, TestNamespace, TestManager) {
+    setup_with(prefix, &[]).await
+}
+
+async fn setup_with(prefix: &str, args: &[&str]) -> (TestEnv, TestNamespace, TestManager) {
     let env = TestEnv::connect().await.expect("testbed");
     install_crds(&env).await.expect("CRDs");
     kruise_e2e::ensure_kwok_nodes(&env, 3)
         .await
         .expect("kwok nodes");
     let ns = env.namespace(prefix).await.unwrap();
-    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name());
+    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).args(args);
     let manager = TestManager::start(spec, TIMEOUT).await;
     (env, ns, manager)
 }
@@ -353,7 +357,18 @@ async fn webhook_refuses_a_bad_schedule_and_fills_defaults() {
 /// pass makes it.
 #[tokio::test]
 async fn run_due_during_a_manager_restart_is_made_exactly_once() {
-    let (_env, ns, mut manager) = setup("acj-restart").await;
+    // A short Lease: the restarted manager leads a few seconds after the killed one's Lease
+    // expires, well before the run after the missed one (with the default 15 s it could lead
+    // after that, and then only the most recent missed run is made, as OpenKruise does).
+    let (_env, ns, mut manager) = setup_with(
+        "acj-restart",
+        &[
+            "--leader-election-lease-duration=4s",
+            "--leader-election-renew-deadline=3s",
+            "--leader-election-retry-period=1s",
+        ],
+    )
+    .await;
     create_acj(
         &ns,
         "restart",
