@@ -274,7 +274,9 @@ async fn write_status(
 pub async fn whitelist(ctx: &Context) -> Result<WhiteList, Error> {
     let ns = kruise_runtime::kruise_namespace();
     let informer = ctx.cache.lazy_informer::<ConfigMap>();
-    let cm = if read_synced(&informer, LAZY_WAIT).await {
+    // A cache restricted to another namespace (`--namespace`) does not hold it: read live.
+    let cached = ctx.config.namespace.as_ref().is_none_or(|n| *n == ns);
+    let cm = if cached && read_synced(&informer, LAZY_WAIT).await {
         informer
             .store()
             .get(&ObjectRef::new(CONFIGURATION).within(&ns))
