@@ -103,6 +103,7 @@ fn recorded_cluster(stem: &str) -> FixedCluster {
         config_maps: decode(&v, "configMaps"),
         namespaces: decode(&v, "namespaces"),
         budgets: decode(&v, "podUnavailableBudgets"),
+        persistent_pod_states: decode(&v, "persistentPodStates"),
         ..FixedCluster::default()
     }
 }
