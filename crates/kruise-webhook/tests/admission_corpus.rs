@@ -45,6 +45,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("deletionprotection", 100),
     ("ephemeraljob", 120),
     ("pod", 900),
+    ("persistentpodstate", 350),
     ("pod-sidecarset", 570),
     ("podunavailablebudget", 100),
     ("sidecarset-v1alpha1", 1000),
