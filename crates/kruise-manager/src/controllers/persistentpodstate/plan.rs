@@ -490,6 +490,30 @@ mod tests {
     }
 
     #[test]
+    fn only_the_generation_annotations_count_as_a_change() {
+        let a: BTreeMap<String, String> = [
+            (
+                keys::AUTO_GENERATE_PERSISTENT_POD_STATE.to_string(),
+                "true".to_string(),
+            ),
+            (
+                keys::PREFERRED_PERSISTENT_TOPOLOGY.to_string(),
+                "h".to_string(),
+            ),
+        ]
+        .into();
+        assert!(wants_generated(&a));
+        let mut b = a.clone();
+        b.insert("other".into(), "x".into());
+        b.insert(keys::PERSISTENT_POD_ANNOTATIONS.into(), "ip".into());
+        assert!(!generation_annotations_changed(&a, &b));
+        b.insert(keys::REQUIRED_PERSISTENT_TOPOLOGY.into(), "os".into());
+        assert!(generation_annotations_changed(&a, &b));
+        b.remove(keys::AUTO_GENERATE_PERSISTENT_POD_STATE);
+        assert!(!wants_generated(&b));
+    }
+
+    #[test]
     fn ready_scheduled_pods_are_recorded_with_the_wanted_keys_only() {
         let p = pps(
             spec(&["kubernetes.io/os"], &["kubernetes.io/hostname"], &["ip"]),
