@@ -354,3 +354,66 @@ async fn a_whitelisted_statefulset_like_kind_gets_its_state_generated_and_record
     }
     let _ = p.meta();
 }
+
+/// A PersistentPodState written by hand over a Kubernetes StatefulSet: the pod webhook is
+/// called for that StatefulSet's pods (its scope follows the PersistentPodStates) and gives a
+/// recreated pod its recorded node back as a required selector; with the StatefulSet deleted the
+/// states are cleared.
+#[tokio::test]
+async fn a_kubernetes_statefulset_pod_is_pinned_back_to_its_node() {
+    use k8s_openapi::api::apps::v1::StatefulSet;
+    let (_env, ns, spec) = setup("pps-k8s").await;
+    let _manager = TestManager::start(spec, TIMEOUT).await;
+    let ppss: Api<PersistentPodState> = ns.api();
+    ppss.create(
+        &PostParams::default(),
+        &pps(
+            "db-state",
+            json!({"targetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db"},
+                "requiredPersistentTopology": {"nodeTopologyKeys": [HOSTNAME]}}),
+        ),
+    )
+    .await
+    .unwrap();
+    let sets: Api<StatefulSet> = ns.api();
+    let set: StatefulSet = serde_json::from_value(json!({
+        "metadata": {"name": "db"},
+        "spec": {"replicas": 2, "serviceName": "db", "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}}}))
+    .unwrap();
+    sets.create(&PostParams::default(), &set).await.unwrap();
+    let p = wait_for_object(&ppss, "db-state", "2 pod states", TIMEOUT, |p| {
+        states(p).len() == 2
+    })
+    .await
+    .unwrap();
+    let node = states(&p)["db-0"].node_name.clone().unwrap();
+    let pods: Api<Pod> = ns.api();
+    let old = pods.get("db-0").await.unwrap();
+    pods.delete("db-0", &DeleteParams::default()).await.unwrap();
+    let new = wait_for("db-0 recreated", TIMEOUT, || async {
+        pods.get_opt("db-0")
+            .await
+            .ok()
+            .flatten()
+            .filter(|n| n.metadata.uid != old.metadata.uid)
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        new.annotations()
+            .get("kruise.io/injected-persistent-pod-state")
+            .map(String::as_str),
+        Some("db-state")
+    );
+    let selector = new.spec.unwrap().node_selector.unwrap_or_default();
+    assert_eq!(selector.get(HOSTNAME), Some(&node));
+    sets.delete("db", &DeleteParams::default()).await.unwrap();
+    wait_for_object(&ppss, "db-state", "states cleared", TIMEOUT, |p| {
+        states(p).is_empty()
+    })
+    .await
+    .unwrap();
+}
