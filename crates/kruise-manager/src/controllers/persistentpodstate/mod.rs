@@ -158,8 +158,10 @@ async fn sync(pps: &PersistentPodState, ctx: &Context, state: &State) -> Result<
     let ns = pps.namespace().unwrap_or_default();
     let r = &pps.spec.target_reference;
     let workload = resolve(ctx, state, &r.api_version, &r.kind, &ns, &r.name).await?;
+    // `GetPodsForRef`: a workload scaled to 0 has no pods (its `spec.replicas`, read here, is
+    // the scale OpenKruise's finder reports for StatefulSet-like kinds too).
     let pods: Vec<plan::PodView> = match &workload {
-        Some(w) if !w.deleting => {
+        Some(w) if !w.deleting && w.replicas != 0 => {
             let (pods, _) = state
                 .finder
                 .pods_for_ref(&state.pods, &r.api_version, &r.kind, &ns, &r.name, true)
