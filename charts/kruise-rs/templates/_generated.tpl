@@ -390,6 +390,98 @@ ephemeraljob:
     - update
   webhooks:
   - vephemeraljobs.kb.io
+persistentpodstate:
+  crds:
+  - persistentpodstates.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - persistentpodstates
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - persistentpodstates/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - persistentpodstates/finalizers
+    verbs:
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - nodes
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - configmaps
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - replicationcontrollers
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps
+    resources:
+    - deployments
+    - replicasets
+    - statefulsets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - clonesets
+    - statefulsets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - '*'
+    resources:
+    - '*/scale'
+    verbs:
+    - get
+    - list
+    - watch
+  webhooks:
+  - vpersistentpodstate.kb.io
+  - mpod.kb.io
 poddeletionflowcontrol:
   crds:
   - poddeletionflowcontrols.policy.kruise-rs.io
@@ -1333,6 +1425,29 @@ validating:
     - CREATE
     resources:
     - pods/eviction
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-kruise-io-persistentpodstate
+      port: 443
+  failurePolicy: Fail
+  name: vpersistentpodstate.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - persistentpodstates
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:

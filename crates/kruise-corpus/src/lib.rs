@@ -15,6 +15,7 @@ mod advancedcronjob;
 mod broadcastjob;
 mod deletionprotection;
 mod ephemeraljob;
+mod persistentpodstate;
 mod pod_sidecarset;
 mod podunavailablebudget;
 mod sidecarset;
@@ -744,6 +745,11 @@ pub fn all() -> Vec<Corpus> {
             name: "ephemeraljob",
             cases: ephemeraljob::cases(),
             cluster: Vec::new(),
+        },
+        Corpus {
+            name: "persistentpodstate",
+            cases: persistentpodstate::cases(),
+            cluster: persistentpodstate::cluster(),
         },
         Corpus {
             name: "podunavailablebudget",
@@ -1921,6 +1927,7 @@ mod tests {
             ("deletionprotection", 100),
             ("ephemeraljob", 100),
             ("podunavailablebudget", 100),
+            ("persistentpodstate", 100),
         ];
         for c in all() {
             let min = small

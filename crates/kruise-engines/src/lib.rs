@@ -29,6 +29,7 @@ pub mod inplace;
 pub mod intstr;
 pub mod lifecycle;
 pub mod ordinals;
+pub mod persistentpodstate;
 pub mod podunavailablebudget;
 pub mod podutil;
 pub mod revision;

@@ -365,6 +365,12 @@ async fn start_webhooks(
         ctx.cache
             .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>()
     });
+    // PersistentPodStates, for their validation and the pod webhook's injection and scope.
+    let serves_pps = webhooks.serves_name("vpersistentpodstate.kb.io");
+    let persistent_pod_states = serves_pps.then(|| {
+        ctx.cache
+            .informer::<kruise_api::apps::v1alpha1::PersistentPodState>()
+    });
     // So are PodUnavailableBudgets, for the eviction webhook's scope.
     let budgets = webhooks.serves_name("vpodeviction.kb.io").then(|| {
         ctx.cache
@@ -420,6 +426,7 @@ async fn start_webhooks(
                 sidecarsets: sidecarsets.clone(),
                 budgets: budgets.clone(),
                 flow_controls: flow_controls.clone(),
+                persistent_pod_states: persistent_pod_states.clone(),
                 every_pod: ctx
                     .gates
                     .enabled(kruise_runtime::features::Feature::KruisePodReadinessGate),
@@ -449,6 +456,11 @@ async fn start_webhooks(
             // their checks: otherwise the CRD may not be installed.
             let lookup = if webhooks.serves_name("vpod.kb.io") {
                 lookup.with_budgets()
+            } else {
+                lookup
+            };
+            let lookup = if serves_pps {
+                lookup.with_persistent_pod_states()
             } else {
                 lookup
             };
@@ -521,6 +533,9 @@ async fn start_webhooks(
     }
     if let Some(flow_controls) = flow_controls {
         follow(flow_controls, wake.clone(), stop.clone());
+    }
+    if let Some(ppss) = persistent_pod_states {
+        follow(ppss, wake.clone(), stop.clone());
     }
     tokio::spawn(controller::run(
         ctx.client.clone(),

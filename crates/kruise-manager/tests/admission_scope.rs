@@ -509,6 +509,7 @@ async fn with_external_certificates_selected_pods_still_get_their_sidecar() {
             sidecarsets: None,
             budgets: None,
             flow_controls: None,
+            persistent_pod_states: None,
             every_pod: false,
         },
         webhooks: Default::default(),

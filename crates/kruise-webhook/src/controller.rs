@@ -150,6 +150,11 @@ pub enum PodScope {
         flow_controls: Option<
             kruise_runtime::cache::Informer<kruise_api::rspolicy::v1alpha1::PodDeletionFlowControl>,
         >,
+        /// Where PersistentPodStates are read (the pod webhook is called for the pods of the
+        /// workloads they may target in their namespaces); `None` when this manager serves no
+        /// PersistentPodState.
+        persistent_pod_states:
+            Option<kruise_runtime::cache::Informer<kruise_api::apps::v1alpha1::PersistentPodState>>,
         /// Every pod needs the webhook anyway.
         every_pod: bool,
     },
@@ -177,6 +182,7 @@ impl PodScope {
             sidecarsets,
             budgets,
             flow_controls,
+            persistent_pod_states,
             ..
         } = self
         else {
@@ -187,6 +193,7 @@ impl PodScope {
             .map(|i| i.synced())
             .chain(budgets.iter().map(|i| i.synced()))
             .chain(flow_controls.iter().map(|i| i.synced()))
+            .chain(persistent_pod_states.iter().map(|i| i.synced()))
             .collect();
         let _ = tokio::time::timeout(wait, async {
             for s in syncs {
@@ -250,6 +257,7 @@ impl PodScope {
             PodScope::Every => None,
             PodScope::Needed {
                 sidecarsets,
+                persistent_pod_states,
                 every_pod,
                 ..
             } => {
@@ -266,7 +274,20 @@ impl PodScope {
                     .as_ref()
                     .map(|i| i.store().state().iter().map(|s| (**s).clone()).collect())
                     .unwrap_or_default();
-                crate::scope::pod_webhook_condition(&sets, *every_pod)
+                let condition = crate::scope::pod_webhook_condition(&sets, *every_pod)?;
+                // PersistentPodStates: every pod of their namespaces until their cache synced.
+                let pps = match persistent_pod_states {
+                    None => None,
+                    Some(i) if !i.synced().is_synced() => return None,
+                    Some(i) => {
+                        let objects: Vec<_> = i.store().state();
+                        crate::scope::persistent_pod_state_expression(&objects)
+                    }
+                };
+                Some(match pps {
+                    Some(e) => format!("{condition} || {e}"),
+                    None => condition,
+                })
             }
         }
     }
@@ -585,6 +606,7 @@ pub fn manifests() -> Vec<(String, String)> {
             every_pod: false,
             budgets: None,
             flow_controls: None,
+            persistent_pod_states: None,
         },
         webhooks: registry::Selection::default(),
     };
@@ -1115,6 +1137,7 @@ mod tests {
             every_pod: false,
             budgets: None,
             flow_controls: None,
+            persistent_pod_states: None,
         };
         assert_eq!(scope.condition(), None, "not synced yet: every pod");
         assert!(informer.synced().wait().await);
@@ -1131,6 +1154,7 @@ mod tests {
             every_pod: false,
             budgets: None,
             flow_controls: None,
+            persistent_pod_states: None,
         };
         s.failure_policies
             .insert("mpod.kb.io".into(), "Ignore".into());
@@ -1160,6 +1184,7 @@ mod tests {
             every_pod: true,
             budgets: None,
             flow_controls: None,
+            persistent_pod_states: None,
         };
         let (m, _) = configurations(&s, "CA");
         assert!(hook(&m, "mpod.kb.io").get("matchConditions").is_none());

@@ -39,6 +39,7 @@ pub mod ephemeraljob;
 pub mod field;
 pub mod lookup;
 pub mod paths;
+pub mod persistentpodstate;
 pub mod pod;
 pub mod podunavailablebudget;
 pub mod registry;

@@ -18,6 +18,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::storage::v1::StorageClass;
+use kruise_api::apps::v1alpha1::PersistentPodState;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::pod::CachedPod;
 use kruise_api::policy::v1alpha1::PodUnavailableBudget;
@@ -59,6 +60,9 @@ enum Source {
         /// `None` when the manager serves no pod-deletion flow control (its CRD may be
         /// absent).
         flow_controls: Option<Informer<PodDeletionFlowControl>>,
+        /// `None` when the manager serves no PersistentPodState feature (its CRD may be
+        /// absent).
+        persistent_pod_states: Option<Informer<PersistentPodState>>,
     },
     Fixed(Arc<FixedCluster>),
 }
@@ -84,6 +88,8 @@ pub struct FixedCluster {
     pub replica_sets: Vec<ReplicaSet>,
     /// PodDeletionFlowControls.
     pub flow_controls: Vec<PodDeletionFlowControl>,
+    /// PersistentPodStates.
+    pub persistent_pod_states: Vec<PersistentPodState>,
 }
 
 impl std::fmt::Debug for Lookup {
@@ -210,6 +216,7 @@ impl Lookup {
                 namespaces: cache.cluster_informer::<Namespace>(),
                 budgets: None,
                 flow_controls: None,
+                persistent_pod_states: None,
             },
         }
     }
@@ -235,6 +242,59 @@ impl Lookup {
             *flow_controls = Some(cache.cluster_informer::<PodDeletionFlowControl>());
         }
         self
+    }
+
+    /// Also looks PersistentPodStates up (their informer starts now and gates `/readyz`): for a
+    /// manager serving PersistentPodState (validation and the pod webhook's injection).
+    pub fn with_persistent_pod_states(mut self) -> Self {
+        if let Source::Cache {
+            cache,
+            persistent_pod_states,
+            ..
+        } = &mut self.source
+        {
+            *persistent_pod_states = Some(cache.informer::<PersistentPodState>());
+        }
+        self
+    }
+
+    /// The PersistentPodStates of `namespace` (none when they are not looked up), in the
+    /// order a namespaced list returns them (by name).
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn persistent_pod_states_in(
+        &self,
+        namespace: &str,
+    ) -> Result<Vec<Arc<PersistentPodState>>, String> {
+        let mut out = match &self.source {
+            Source::Fixed(c) => in_namespace(&c.persistent_pod_states, namespace),
+            Source::Cache {
+                client,
+                cache_namespace,
+                persistent_pod_states: Some(i),
+                ..
+            } => list_in(client, cache_namespace, i, namespace).await?,
+            Source::Cache { .. } => Vec::new(),
+        };
+        out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        Ok(out)
+    }
+
+    /// The PersistentPodState whitelist of custom workload kinds, from ConfigMap
+    /// `kruise-configuration` of the manager's namespace (`GetPPSWatchCustomWorkloadWhiteList`).
+    ///
+    /// # Errors
+    /// The API error of a live read, or the whitelist's decode error, as text.
+    pub async fn pps_whitelist(
+        &self,
+    ) -> Result<kruise_engines::persistentpodstate::WhiteList, String> {
+        let cm = self
+            .config_map(&kruise_runtime::kruise_namespace(), "kruise-configuration")
+            .await?;
+        kruise_engines::persistentpodstate::WhiteList::from_data(
+            cm.as_ref().and_then(|c| c.data.as_ref()),
+        )
     }
 
     /// Every PodDeletionFlowControl (none when they are not looked up).

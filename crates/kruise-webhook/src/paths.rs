@@ -43,6 +43,8 @@ pub const MUTATE_ADVANCEDCRONJOB: &str = "/mutate-apps-kruise-io-advancedcronjob
 pub const VALIDATE_ADVANCEDCRONJOB: &str = "/validate-apps-kruise-io-advancedcronjob";
 /// PodUnavailableBudget validation.
 pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podunavailablebudget";
+/// PersistentPodState validation.
+pub const VALIDATE_PERSISTENTPODSTATE: &str = "/validate-apps-kruise-io-persistentpodstate";
 /// EphemeralJob validation.
 pub const VALIDATE_EPHEMERALJOB: &str = "/validate-apps-kruise-io-v1alpha1-ephemeraljob";
 /// Pod mutation.

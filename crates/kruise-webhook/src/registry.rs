@@ -12,7 +12,8 @@ use kruise_runtime::features::{Feature, FeatureGates};
 use crate::paths;
 use crate::{
     HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset, daemonset,
-    deletionprotection, ephemeraljob, pod, podunavailablebudget, sidecarset, statefulset,
+    deletionprotection, ephemeraljob, persistentpodstate, pod, podunavailablebudget, sidecarset,
+    statefulset,
 };
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
@@ -315,6 +316,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: true,
         gate: Some(Feature::PodWebhook),
         handler: |r, c| Box::pin(pod::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vpersistentpodstate.kb.io",
+        path: paths::VALIDATE_PERSISTENTPODSTATE,
+        webhook_type: WebhookType::Validating,
+        api_group: "apps.kruise.io",
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "persistentpodstates",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(persistentpodstate::validate(r, c)),
     },
     AdmissionEntry {
         name: "vpodunavailablebudget.kb.io",

@@ -186,6 +186,9 @@ impl GoShaped for kruise_api::apps::v1beta1::BroadcastJob {
 impl GoShaped for kruise_api::policy::v1alpha1::PodUnavailableBudget {
     const GO_TYPE: GoType = GoType::PodUnavailableBudget;
 }
+impl GoShaped for kruise_api::apps::v1alpha1::PersistentPodState {
+    const GO_TYPE: GoType = GoType::PersistentPodState;
+}
 impl GoShaped for kruise_api::apps::v1alpha1::AdvancedCronJob {
     const GO_TYPE: GoType = GoType::AdvancedCronJobV1alpha1;
 }

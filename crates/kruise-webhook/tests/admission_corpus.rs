@@ -45,6 +45,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("deletionprotection", 100),
     ("ephemeraljob", 120),
     ("pod", 900),
+    ("persistentpodstate", 350),
     ("pod-sidecarset", 570),
     ("podunavailablebudget", 100),
     ("sidecarset-v1alpha1", 1000),
@@ -103,6 +104,7 @@ fn recorded_cluster(stem: &str) -> FixedCluster {
         config_maps: decode(&v, "configMaps"),
         namespaces: decode(&v, "namespaces"),
         budgets: decode(&v, "podUnavailableBudgets"),
+        persistent_pod_states: decode(&v, "persistentPodStates"),
         ..FixedCluster::default()
     }
 }

@@ -117,6 +117,7 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/validate-apps-kruise-io-advancedcronjob"),
         ),
         "EphemeralJob" => (None, Some("/validate-apps-kruise-io-v1alpha1-ephemeraljob")),
+        "PersistentPodState" => (None, Some("/validate-apps-kruise-io-persistentpodstate")),
         _ => (None, None),
     }
 }
@@ -280,6 +281,7 @@ fn api_resource(obj: &Value) -> Result<(kube::api::ApiResource, bool)> {
         "ConfigMap" => ("configmaps", true),
         "ControllerRevision" => ("controllerrevisions", true),
         "PodUnavailableBudget" => ("podunavailablebudgets", true),
+        "PersistentPodState" => ("persistentpodstates", true),
         other => bail!("no API resource known for cluster object kind {other}"),
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -558,7 +560,22 @@ async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value>
             v
         })
         .collect();
+    let pps_kind = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "PersistentPodState",
+                          "metadata": {"namespace": corpus::NAMESPACE}});
+    let ppss: Vec<Value> = dynamic_api(client, &pps_kind)?
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .map(|o| {
+            let mut v = serde_json::to_value(o).unwrap_or_default();
+            v["apiVersion"] = json!("apps.kruise.io/v1alpha1");
+            v["kind"] = json!("PersistentPodState");
+            v
+        })
+        .collect();
     let mut out = json!({
+        "persistentPodStates": sorted(ppss),
         "sidecarSets": sidecar_sets,
         "configMaps": sorted(config_maps),
         "controllerRevisions": sorted(revisions),

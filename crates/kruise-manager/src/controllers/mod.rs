@@ -8,6 +8,7 @@ pub mod cloneset;
 pub mod containerlaunchpriority;
 pub mod daemonset;
 pub mod ephemeraljob;
+pub mod persistentpodstate;
 pub mod poddeletionflowcontrol;
 pub mod podreadiness;
 pub mod podunavailablebudget;
@@ -481,6 +482,45 @@ pub const REGISTRY: &[ControllerEntry] = &[
         workers: Some(10),
         crds: &["ephemeraljobs.apps.kruise.io"],
         webhooks: &["vephemeraljobs.kb.io"],
+        gates: &[],
+    },
+    ControllerEntry {
+        name: persistentpodstate::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(persistentpodstate::setup(
+                ctx,
+                flags.workers(persistentpodstate::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule("apps.kruise.io", &["persistentpodstates"], READ_WRITE),
+                rule(
+                    "apps.kruise.io",
+                    &["persistentpodstates/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["persistentpodstates/finalizers"],
+                    &["update"],
+                ),
+                rule("", &["pods"], READ),
+                rule("", &["nodes"], READ),
+                rule("", &["configmaps"], READ),
+                rule("", &["replicationcontrollers"], READ),
+                rule(
+                    "apps",
+                    &["deployments", "replicasets", "statefulsets"],
+                    READ,
+                ),
+                rule("apps.kruise.io", &["clonesets", "statefulsets"], READ),
+                rule("*", &["*/scale"], &["get", "list", "watch"]),
+            ]
+        },
+        workers: Some(3),
+        crds: &["persistentpodstates.apps.kruise.io"],
+        webhooks: &["vpersistentpodstate.kb.io", "mpod.kb.io"],
         gates: &[],
     },
 ];

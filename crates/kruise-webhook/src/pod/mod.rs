@@ -3,12 +3,13 @@
 //! priority ([`mutation`]) and the PodUnavailableBudget annotation ([`budget`]), in OpenKruise's
 //! order; `/validate-pod` ([`validate`]) holds pod deletions and evictions to pod-deletion flow
 //! control ([`flowcontrol`]) and pod deletions, evictions and updates to the budgets
-//! ([`budget::validate`]). WorkloadSpread, PersistentPodState, enhanced liveness probe and
-//! PodProbeMarker steps are not implemented yet.
+//! ([`budget::validate`]), and PersistentPodState's node affinity ([`persistentpodstate`]).
+//! WorkloadSpread, enhanced liveness probe and PodProbeMarker steps are not implemented yet.
 
 pub mod budget;
 pub mod flowcontrol;
 pub mod mutation;
+pub mod persistentpodstate;
 pub mod sidecarset;
 pub mod writelog;
 
@@ -137,6 +138,16 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
                 changed = true;
             }
             Ok(None) => {}
+        }
+    }
+    // PersistentPodState node affinity (after the related-pub annotation, as OpenKruise).
+    if req.resource.resource == "pods"
+        && let Some(lookup) = &ctx.lookup
+    {
+        match persistentpodstate::mutate(lookup, &mut pod).await {
+            Err(e) => return errored(req, CODE_INTERNAL, e),
+            Ok(true) => changed = true,
+            Ok(false) => {}
         }
     }
     if !changed {

@@ -12,7 +12,8 @@
 //! - pods a SidecarSet can select: its `selector` over the pod's labels and, when its
 //!   `namespaceSelector` pins namespaces by `kubernetes.io/metadata.name`, the request's
 //!   namespace (other namespace selectors cannot be evaluated on the request and are left to
-//!   the handler, so the condition errs on the side of calling).
+//!   the handler, so the condition errs on the side of calling);
+//! - pods of a workload a PersistentPodState targets, in its namespace (its node affinity).
 //!
 //! Everything else never depends on the manager. With gate `KruisePodReadinessGate` on (every
 //! pod gets the gate) the webhook must see every pod: no condition.
@@ -191,6 +192,44 @@ pub fn pod_webhook_condition(sidecarsets: &[SidecarSet], every_pod: bool) -> Opt
         }
     }
     Some(terms.join(" || "))
+}
+
+/// CEL true for the pods a PersistentPodState of `objects` may give node affinity to: in its
+/// namespace, controlled by the workload its `targetRef` names (same group, any version, kind
+/// and name); `None` when there is none (no term). PersistentPodStates being deleted are
+/// skipped (OpenKruise's `SelectorPersistentPodState` skips them).
+pub fn persistent_pod_state_expression<P>(objects: &[P]) -> Option<String>
+where
+    P: AsRef<kruise_api::apps::v1alpha1::PersistentPodState>,
+{
+    let mut terms: Vec<String> = objects
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter_map(|p| {
+            let r = &p.spec.target_reference;
+            let group = kruise_engines::persistentpodstate::group_of(&r.api_version)?;
+            let version = if group.is_empty() {
+                "!r.apiVersion.contains('/')".to_string()
+            } else {
+                format!(
+                    "r.apiVersion.startsWith({})",
+                    cel_string(&format!("{group}/"))
+                )
+            };
+            Some(format!(
+                "(request.namespace == {ns} && has(object.metadata.ownerReferences) && \
+                 object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller && \
+                 r.kind == {kind} && r.name == {name} && {version}))",
+                ns = cel_string(p.metadata.namespace.as_deref().unwrap_or("")),
+                kind = cel_string(&r.kind),
+                name = cel_string(&r.name),
+            ))
+        })
+        .collect();
+    terms.sort();
+    terms.dedup();
+    (!terms.is_empty()).then(|| terms.join(" || "))
 }
 
 /// The deletions pod-deletion flow-control objects (`PodDeletionFlowControl`) may count, as CEL

@@ -338,3 +338,49 @@ fn deletion_protection_webhooks_are_called_only_for_labelled_objects() {
     assert_eq!(deletion_condition("vcloneset.kb.io", true), None);
     assert_eq!(deletion_condition("mpod.kb.io", true), None);
 }
+
+#[test]
+fn persistent_pod_states_call_for_the_pods_of_their_targets_in_their_namespace() {
+    let pps = |ns: &str, api_version: &str, kind: &str, name: &str| {
+        let mut p = kruise_api::apps::v1alpha1::PersistentPodState::new(
+            "p",
+            kruise_api::apps::v1alpha1::PersistentPodStateSpec {
+                target_reference: kruise_api::apps::v1alpha1::TargetReference {
+                    api_version: api_version.into(),
+                    kind: kind.into(),
+                    name: name.into(),
+                },
+                ..Default::default()
+            },
+        );
+        p.metadata.namespace = Some(ns.into());
+        std::sync::Arc::new(p)
+    };
+    assert_eq!(
+        persistent_pod_state_expression::<
+            std::sync::Arc<kruise_api::apps::v1alpha1::PersistentPodState>,
+        >(&[]),
+        None
+    );
+    let expr = persistent_pod_state_expression(&[
+        pps("a", "apps/v1", "StatefulSet", "web"),
+        pps("b", "x.io/v1", "Like", "l"),
+    ])
+    .unwrap();
+    let owned = |api_version: &str, kind: &str, name: &str| {
+        json!({"metadata": {"name": "p", "ownerReferences": [
+            {"apiVersion": api_version, "kind": kind, "name": name, "uid": "u", "controller": true}]},
+            "spec": {"containers": [{"name": "c"}]}})
+    };
+    assert!(eval(&expr, &owned("apps/v1", "StatefulSet", "web"), "a"));
+    assert!(!eval(&expr, &owned("apps/v1", "StatefulSet", "web"), "b"));
+    assert!(!eval(&expr, &owned("apps/v1", "StatefulSet", "other"), "a"));
+    assert!(!eval(
+        &expr,
+        &owned("apps.kruise.io/v1beta1", "StatefulSet", "web"),
+        "a"
+    ));
+    assert!(eval(&expr, &owned("x.io/v2", "Like", "l"), "b"));
+    let bare = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}});
+    assert!(!eval(&expr, &bare, "a"));
+}
