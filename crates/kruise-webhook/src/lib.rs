@@ -42,6 +42,7 @@ pub mod paths;
 pub mod pod;
 pub mod podunavailablebudget;
 pub mod registry;
+pub mod resourcedistribution;
 pub mod scope;
 pub mod server;
 pub mod sidecarset;
