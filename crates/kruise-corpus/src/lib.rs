@@ -17,6 +17,7 @@ mod deletionprotection;
 mod ephemeraljob;
 mod pod_sidecarset;
 mod podunavailablebudget;
+mod resourcedistribution;
 mod sidecarset;
 
 pub use sidecarset::KRUISE_NAMESPACE;
@@ -749,6 +750,11 @@ pub fn all() -> Vec<Corpus> {
             name: "podunavailablebudget",
             cases: podunavailablebudget::cases(),
             cluster: podunavailablebudget::cluster(),
+        },
+        Corpus {
+            name: "resourcedistribution",
+            cases: resourcedistribution::cases(),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "broadcastjob-v1beta1",
@@ -1921,6 +1927,7 @@ mod tests {
             ("deletionprotection", 100),
             ("ephemeraljob", 100),
             ("podunavailablebudget", 100),
+            ("resourcedistribution", 100),
         ];
         for c in all() {
             let min = small

@@ -117,6 +117,10 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/validate-apps-kruise-io-advancedcronjob"),
         ),
         "EphemeralJob" => (None, Some("/validate-apps-kruise-io-v1alpha1-ephemeraljob")),
+        "ResourceDistribution" => (
+            None,
+            Some("/validate-apps-kruise-io-v1alpha1-resourcedistribution"),
+        ),
         _ => (None, None),
     }
 }
