@@ -572,3 +572,78 @@ async fn copies_go_with_the_distribution_and_all_namespaces_honours_exclusions()
         ns.delete().await.unwrap();
     }
 }
+
+/// `vresourcedistribution.kb.io` with an API server at hand: OpenKruise's dry-run create of the
+/// resource refuses what Kubernetes refuses, besides the rules the admission corpus replays
+/// (`tests/admission-corpus/resourcedistribution.jsonl`). The distributions are pinned to this
+/// test's manager (`kruise-rs.io/e2e-namespace`) and created as dry runs, so nothing is stored.
+#[tokio::test]
+#[allow(
+    clippy::await_holding_lock,
+    reason = "the tests take turns (module docs); each runs on its own thread"
+)]
+async fn webhook_refuses_as_openkruise() {
+    let _turn = turn();
+    let env = TestEnv::connect().await.expect("testbed");
+    install_crds(&env).await.expect("CRDs");
+    let ns = env.namespace("rd-webhook").await.unwrap();
+    let spec =
+        kruise_e2e::manager::ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name())
+            .args(&["--feature-gates=ResourceDistributionGate=true"]);
+    let manager = kruise_e2e::manager::TestManager::start(spec, TIMEOUT).await;
+    let api: Api<ResourceDistribution> = Api::all(env.client.clone());
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let rd = |resource: Value, targets: Value| -> ResourceDistribution {
+        serde_json::from_value(json!({
+            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "ResourceDistribution",
+            "metadata": {"name": "rd-webhook", "labels": {"kruise-rs.io/e2e-namespace": ns.name()}},
+            "spec": {"resource": resource, "targets": targets},
+        }))
+        .unwrap()
+    };
+    let denial = |r: Result<ResourceDistribution, kube::Error>| match r {
+        Err(kube::Error::Api(s)) => s.message,
+        other => panic!("expected a denial, got {other:?}"),
+    };
+    // A Secret Kubernetes refuses (a data key with a space): OpenKruise's dry-run reports it.
+    let bad_key = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"a b": "x"}});
+    let msg = denial(api.create(&dry, &rd(bad_key, json!({}))).await);
+    assert!(
+        msg.contains(r#"denied the request: spec.resource: Internal error: failed to dry-run to validate spec.resource, error: Secret "s" is invalid: "#)
+            && msg.contains(r#"Invalid value: "a b": a valid config key must consist of alphanumeric characters"#),
+        "{msg}"
+    );
+    // The rules without the API server, as recorded from OpenKruise.
+    let msg = denial(
+        api.create(
+            &dry,
+            &rd(
+                secret("s", "djE="),
+                json!({"includedNamespaces": {"list": [{"name": "a"}]}, "excludedNamespaces": {"list": [{"name": "a"}]}}),
+            ),
+        )
+        .await,
+    );
+    assert!(msg.ends_with("ambiguous targets because namespace [a] is in both IncludedNamespaces.List and ExcludedNamespaces.List"), "{msg}");
+    // A valid one passes (and, a dry run, is not stored).
+    api.create(
+        &dry,
+        &rd(secret("s", "djE="), json!({"allNamespaces": true})),
+    )
+    .await
+    .expect("a valid ResourceDistribution is admitted");
+    assert!(
+        manager
+            .process
+            .webhook_requests("/validate-apps-kruise-io-v1alpha1-resourcedistribution")
+            .await
+            .unwrap_or(0.0)
+            >= 3.0,
+        "the requests went through this manager's webhook"
+    );
+    drop(manager);
+    ns.delete().await.unwrap();
+}

@@ -40,7 +40,8 @@ pub fn unstructured(obj: &Value) -> String {
     format!("unstructured.Unstructured{{Object:{}}}", interface(obj))
 }
 
-fn string_slice(v: Option<&[String]>) -> String {
+/// `%#v` of a `[]string` (`[]string(nil)` for none).
+pub fn string_slice(v: Option<&[String]>) -> String {
     match v {
         None => "[]string(nil)".to_owned(),
         Some(v) => format!(

@@ -12,10 +12,10 @@
 mod gofmt;
 
 use kruise_api::apps::v1alpha1::{ResourceDistribution, ResourceDistributionTargets};
-use kruise_api::validation::meta::{
-    label_selector_as_selector_error, validate_object_meta_generic,
+use kruise_api::validation::meta::validate_object_meta_generic;
+use kruise_api::validation::names::{
+    is_dns1123_label, is_qualified_name, is_valid_label_value, name_is_dns_subdomain,
 };
-use kruise_api::validation::names::{is_dns1123_label, name_is_dns_subdomain};
 use kruise_runtime::features::Feature;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::admission::Operation;
@@ -210,6 +210,80 @@ pub fn validate_targets(t: &ResourceDistributionTargets, path: &Path) -> ErrorLi
     errs
 }
 
+/// The error of apimachinery v0.32's `metav1.LabelSelectorAsSelector` (the version OpenKruise
+/// v1.9.0 builds with) as `err.Error()` words it: an unknown operator, or the aggregated field
+/// errors of `labels.NewRequirement` (key, value count with the values as `%#v`, each value at
+/// `values[i][key]`); match labels first (one pair each), then the expressions.
+fn label_selector_as_selector_error(
+    sel: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+) -> Option<String> {
+    fn requirement(key: &str, op: &str, values: Option<&[String]>) -> Option<String> {
+        let mut errs = ErrorList::new();
+        let msgs = is_qualified_name(key);
+        if !msgs.is_empty() {
+            errs.push(FieldError::invalid(Path::new("key"), key, msgs.join("; ")));
+        }
+        let vp = Path::new("values");
+        let n = values.map_or(0, <[String]>::len);
+        let shown = || match values {
+            Some(v) if !v.is_empty() => gofmt::string_slice(Some(v)),
+            _ => "[]string(nil)".to_owned(),
+        };
+        match op {
+            "in" | "notin" if n == 0 => errs.push(FieldError::invalid_stringer(
+                vp.clone(),
+                shown(),
+                "for 'in', 'notin' operators, values set can't be empty",
+            )),
+            "=" if n != 1 => errs.push(FieldError::invalid_stringer(
+                vp.clone(),
+                shown(),
+                "exact-match compatibility requires one single value",
+            )),
+            "exists" | "!" if n != 0 => errs.push(FieldError::invalid_stringer(
+                vp.clone(),
+                shown(),
+                "values set must be empty for exists and does not exist",
+            )),
+            _ => {}
+        }
+        for (i, v) in values.into_iter().flatten().enumerate() {
+            let msgs = is_valid_label_value(v);
+            if !msgs.is_empty() {
+                errs.push(FieldError::invalid(
+                    vp.index(i).key(key),
+                    v.as_str(),
+                    msgs.join("; "),
+                ));
+            }
+        }
+        aggregate(&errs)
+    }
+    for (k, v) in sel.match_labels.iter().flatten() {
+        if let Some(e) = requirement(k, "=", Some(std::slice::from_ref(v))) {
+            return Some(e);
+        }
+    }
+    for e in sel.match_expressions.iter().flatten() {
+        let op = match e.operator.as_str() {
+            "In" => "in",
+            "NotIn" => "notin",
+            "Exists" => "exists",
+            "DoesNotExist" => "!",
+            other => {
+                return Some(format!(
+                    "{} is not a valid label selector operator",
+                    kruise_api::validation::gofmt::quote(other)
+                ));
+            }
+        };
+        if let Some(err) = requirement(&e.key, op, e.values.as_deref()) {
+            return Some(err);
+        }
+    }
+    None
+}
+
 /// OpenKruise's dry-run create of `resource` in the manager's namespace: the error text when
 /// the API server refuses it (AlreadyExists counts as valid); nothing when no API server is at
 /// hand (unit tests and the corpus replay).
@@ -252,6 +326,20 @@ async fn dry_run(resource: &Value, ctx: &HandlerContext) -> Option<String> {
         Err(kube::Error::Api(s)) => Some(s.message),
         Err(e) => Some(e.to_string()),
     }
+}
+
+/// The label that pins a ResourceDistribution to the webhook of the test manager of namespace
+/// `<value>` (`--webhook-only-namespace`: a namespace selector does not restrict cluster-scoped
+/// kinds, so each test's manager judges only the distributions labelled for it).
+pub const E2E_NAMESPACE_LABEL: &str = "kruise-rs.io/e2e-namespace";
+
+/// CEL true for a ResourceDistribution labelled [`E2E_NAMESPACE_LABEL`]` = ns` (see there).
+pub fn pinned_to(ns: &str) -> String {
+    format!(
+        "has(object.metadata.labels) && '{E2E_NAMESPACE_LABEL}' in object.metadata.labels && \
+         object.metadata.labels['{E2E_NAMESPACE_LABEL}'] == '{}'",
+        ns.replace(['\\', '\''], "")
+    )
 }
 
 /// `/validate-apps-kruise-io-v1alpha1-resourcedistribution` (module documentation).
