@@ -597,6 +597,51 @@ podunavailablebudget:
   - vpod.kb.io
   - vpodeviction.kb.io
   - mpod.kb.io
+resourcedistribution:
+  crds:
+  - resourcedistributions.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - resourcedistributions
+    verbs:
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - resourcedistributions/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - secrets
+    - configmaps
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - namespaces
+    verbs:
+    - get
+    - list
+    - watch
+  webhooks:
+  - vresourcedistribution.kb.io
 sidecarset:
   crds:
   - sidecarsets.apps.kruise.io
@@ -1471,6 +1516,29 @@ validating:
     - UPDATE
     resources:
     - podunavailablebudgets
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-kruise-io-v1alpha1-resourcedistribution
+      port: 443
+  failurePolicy: Fail
+  name: vresourcedistribution.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - resourcedistributions
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:

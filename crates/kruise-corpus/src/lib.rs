@@ -18,6 +18,7 @@ mod ephemeraljob;
 mod persistentpodstate;
 mod pod_sidecarset;
 mod podunavailablebudget;
+mod resourcedistribution;
 mod sidecarset;
 
 pub use sidecarset::KRUISE_NAMESPACE;
@@ -755,6 +756,11 @@ pub fn all() -> Vec<Corpus> {
             name: "podunavailablebudget",
             cases: podunavailablebudget::cases(),
             cluster: podunavailablebudget::cluster(),
+        },
+        Corpus {
+            name: "resourcedistribution",
+            cases: resourcedistribution::cases(),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "broadcastjob-v1beta1",
@@ -1928,6 +1934,7 @@ mod tests {
             ("ephemeraljob", 100),
             ("podunavailablebudget", 100),
             ("persistentpodstate", 100),
+            ("resourcedistribution", 100),
         ];
         for c in all() {
             let min = small

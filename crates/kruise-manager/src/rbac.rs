@@ -129,6 +129,10 @@ mod tests {
         // What the SidecarSet webhook reads.
         assert!(verbs_of("apps.kruise.io", "sidecarsets").contains(&"watch".to_string()));
         assert!(verbs_of("", "configmaps").contains(&"list".to_string()));
-        assert!(!verbs_of("", "configmaps").contains(&"update".to_string()));
+        // The ResourceDistribution controller writes copies of Secrets and ConfigMaps in any
+        // namespace (as OpenKruise's role allows); it never deletes a collection.
+        assert!(verbs_of("", "configmaps").contains(&"update".to_string()));
+        assert!(verbs_of("", "secrets").contains(&"delete".to_string()));
+        assert!(!verbs_of("", "secrets").contains(&"deletecollection".to_string()));
     }
 }

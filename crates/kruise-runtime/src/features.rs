@@ -168,9 +168,6 @@ impl Feature {
             PreDownloadImageForDaemonSetUpdate => Some(
                 "Advanced DaemonSet image pre-download needs kruise-daemon's image puller, which is not implemented: updates proceed without pre-pulling",
             ),
-            ResourceDistributionGate => {
-                Some("ResourceDistribution is not implemented: nothing is distributed")
-            }
             EnhancedLivenessProbe => {
                 Some("the enhanced liveness probe (NodePodProbe-based) is not implemented")
             }

@@ -392,6 +392,12 @@ pub fn typed_configurations(
                 expression: crate::scope::sidecarset_pinned_to(ns),
             }]);
         }
+        if let (Some(ns), "resourcedistributions") = (&s.only_namespace, e.resource) {
+            return Some(vec![MatchCondition {
+                name: "kruise-rs-e2e-only-namespace".to_owned(),
+                expression: crate::resourcedistribution::pinned_to(ns),
+            }]);
+        }
         if !matches!(s.pod_scope, PodScope::Every) {
             use kruise_runtime::features::Feature;
             let gates = &s.webhooks.gates;

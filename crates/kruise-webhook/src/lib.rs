@@ -43,6 +43,7 @@ pub mod persistentpodstate;
 pub mod pod;
 pub mod podunavailablebudget;
 pub mod registry;
+pub mod resourcedistribution;
 pub mod scope;
 pub mod server;
 pub mod sidecarset;

@@ -54,3 +54,6 @@ pub const MUTATE_POD: &str = "/mutate-pod";
 pub const VALIDATE_POD: &str = "/validate-pod";
 /// CRD conversion (ConversionReview).
 pub const CONVERT: &str = "/convert";
+/// ResourceDistribution validation (OpenKruise v1.9.0's path, with the version).
+pub const VALIDATE_RESOURCEDISTRIBUTION: &str =
+    "/validate-apps-kruise-io-v1alpha1-resourcedistribution";

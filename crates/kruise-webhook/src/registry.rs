@@ -12,8 +12,8 @@ use kruise_runtime::features::{Feature, FeatureGates};
 use crate::paths;
 use crate::{
     HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset, daemonset,
-    deletionprotection, ephemeraljob, persistentpodstate, pod, podunavailablebudget, sidecarset,
-    statefulset,
+    deletionprotection, ephemeraljob, persistentpodstate, pod, podunavailablebudget,
+    resourcedistribution, sidecarset, statefulset,
 };
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
@@ -340,6 +340,20 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(podunavailablebudget::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vresourcedistribution.kb.io",
+        path: paths::VALIDATE_RESOURCEDISTRIBUTION,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "resourcedistributions",
+        skip_control_plane: false,
+        // Served whatever the gates: with ResourceDistributionGate off it refuses (403), as
+        // OpenKruise's handler does.
+        gate: None,
+        handler: |r, c| Box::pin(resourcedistribution::validate(r, c)),
     },
     AdmissionEntry {
         name: "vservice.kb.io",

@@ -48,6 +48,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("persistentpodstate", 350),
     ("pod-sidecarset", 570),
     ("podunavailablebudget", 100),
+    ("resourcedistribution", 160),
     ("sidecarset-v1alpha1", 1000),
     ("sidecarset-v1beta1", 1000),
     ("statefulset-v1alpha1", 800),

@@ -118,6 +118,10 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
         ),
         "EphemeralJob" => (None, Some("/validate-apps-kruise-io-v1alpha1-ephemeraljob")),
         "PersistentPodState" => (None, Some("/validate-apps-kruise-io-persistentpodstate")),
+        "ResourceDistribution" => (
+            None,
+            Some("/validate-apps-kruise-io-v1alpha1-resourcedistribution"),
+        ),
         _ => (None, None),
     }
 }

@@ -12,6 +12,7 @@ pub mod persistentpodstate;
 pub mod poddeletionflowcontrol;
 pub mod podreadiness;
 pub mod podunavailablebudget;
+pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
 
@@ -422,6 +423,35 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: advancedcronjob::CRDS,
         webhooks: &["madvancedcronjob.kb.io", "vadvancedcronjob.kb.io"],
         gates: &[],
+    },
+    ControllerEntry {
+        name: resourcedistribution::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(resourcedistribution::setup(
+                ctx,
+                flags.workers(resourcedistribution::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule(
+                    "apps.kruise.io",
+                    &["resourcedistributions"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["resourcedistributions/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("", &["secrets", "configmaps"], READ_WRITE),
+                rule("", &["namespaces"], READ),
+            ]
+        },
+        workers: Some(3),
+        crds: resourcedistribution::CRDS,
+        webhooks: &["vresourcedistribution.kb.io"],
+        gates: &[Feature::ResourceDistributionGate],
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,
