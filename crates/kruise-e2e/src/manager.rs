@@ -283,6 +283,34 @@ pub struct TestManager {
 }
 
 impl TestManager {
+    /// What an e2e test of one controller starts with: the testbed (every CRD installed and
+    /// Established, at least `kwok_nodes` kwok nodes — 0: whatever is there), a fresh namespace
+    /// named from `prefix`, and a ready manager (`binary`, e.g.
+    /// `env!("CARGO_BIN_EXE_kruise-manager")`) watching that namespace with the extra `args`.
+    ///
+    /// # Panics
+    /// When the testbed is unreachable, the CRDs or nodes cannot be applied, or the manager does
+    /// not become ready within `timeout`.
+    pub async fn setup(
+        binary: impl AsRef<Path>,
+        prefix: &str,
+        args: &[&str],
+        kwok_nodes: usize,
+        timeout: Duration,
+    ) -> (crate::TestEnv, crate::TestNamespace, Self) {
+        let env = crate::TestEnv::connect().await.expect("testbed");
+        crate::install_crds(&env).await.expect("CRDs");
+        if kwok_nodes > 0 {
+            crate::ensure_kwok_nodes(&env, kwok_nodes)
+                .await
+                .expect("kwok nodes");
+        }
+        let ns = env.namespace(prefix).await.expect("test namespace");
+        let spec = ManagerSpec::new(binary, ns.name()).args(args);
+        let manager = Self::start(spec, timeout).await;
+        (env, ns, manager)
+    }
+
     /// Starts a manager and waits for `/readyz` (caches synced, webhooks configured).
     ///
     /// # Panics

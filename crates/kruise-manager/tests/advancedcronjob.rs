@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::batch::v1::Job;
 use kruise_api::apps::v1beta1::{AdvancedCronJob, BroadcastJob};
-use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::{TestEnv, TestNamespace, install_crds, wait_for, wait_for_object};
+use kruise_e2e::manager::TestManager;
+use kruise_e2e::{TestEnv, TestNamespace, wait_for, wait_for_object};
 use kube::ResourceExt;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -26,15 +26,14 @@ async fn setup(prefix: &str) -> (TestEnv, TestNamespace, TestManager) {
 }
 
 async fn setup_with(prefix: &str, args: &[&str]) -> (TestEnv, TestNamespace, TestManager) {
-    let env = TestEnv::connect().await.expect("testbed");
-    install_crds(&env).await.expect("CRDs");
-    kruise_e2e::ensure_kwok_nodes(&env, 3)
-        .await
-        .expect("kwok nodes");
-    let ns = env.namespace(prefix).await.unwrap();
-    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).args(args);
-    let manager = TestManager::start(spec, TIMEOUT).await;
-    (env, ns, manager)
+    TestManager::setup(
+        env!("CARGO_BIN_EXE_kruise-manager"),
+        prefix,
+        args,
+        3,
+        TIMEOUT,
+    )
+    .await
 }
 
 /// A Job template whose pod completes (kwok's `pod-complete` stage); `suspend` keeps the Job

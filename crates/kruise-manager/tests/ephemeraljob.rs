@@ -10,10 +10,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1alpha1::EphemeralJob;
-use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::{
-    TestEnv, TestNamespace, install_crds, on_real_node, real_node, wait_for, wait_for_object,
-};
+use kruise_e2e::manager::TestManager;
+use kruise_e2e::{TestEnv, TestNamespace, on_real_node, real_node, wait_for, wait_for_object};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -22,15 +20,14 @@ const TIMEOUT: Duration = Duration::from_secs(90);
 const FINALIZER: &str = "apps.kruise.io/ephemeralcontainers-cleanup";
 
 async fn setup(prefix: &str) -> (TestEnv, TestNamespace, TestManager) {
-    let env = TestEnv::connect().await.expect("testbed");
-    install_crds(&env).await.expect("CRDs");
-    kruise_e2e::ensure_kwok_nodes(&env, 3)
-        .await
-        .expect("kwok nodes");
-    let ns = env.namespace(prefix).await.unwrap();
-    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name());
-    let manager = TestManager::start(spec, TIMEOUT).await;
-    (env, ns, manager)
+    TestManager::setup(
+        env!("CARGO_BIN_EXE_kruise-manager"),
+        prefix,
+        &[],
+        3,
+        TIMEOUT,
+    )
+    .await
 }
 
 /// Creates pod `name` labelled `app=<app>` (on a kwok node unless `spec` says otherwise) and

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::rspolicy::v1alpha1::PodDeletionFlowControl;
-use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::{TestEnv, TestNamespace, install_crds, wait_for, wait_for_object};
+use kruise_e2e::manager::TestManager;
+use kruise_e2e::{TestEnv, TestNamespace, wait_for, wait_for_object};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, EvictParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -22,15 +22,14 @@ use serde_json::{Value, json};
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 async fn setup(prefix: &str) -> (TestEnv, TestNamespace, TestManager) {
-    let env = TestEnv::connect().await.expect("testbed");
-    install_crds(&env).await.expect("CRDs");
-    kruise_e2e::ensure_kwok_nodes(&env, 3)
-        .await
-        .expect("kwok nodes");
-    let ns = env.namespace(prefix).await.unwrap();
-    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name());
-    let manager = TestManager::start(spec, TIMEOUT).await;
-    (env, ns, manager)
+    TestManager::setup(
+        env!("CARGO_BIN_EXE_kruise-manager"),
+        prefix,
+        &[],
+        3,
+        TIMEOUT,
+    )
+    .await
 }
 
 /// A cluster-scoped object deleted when the test ends (also when it fails).

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1beta1::StatefulSet;
-use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::{TestEnv, TestNamespace, install_crds, kubectl, wait_for, wait_for_object};
+use kruise_e2e::manager::TestManager;
+use kruise_e2e::{TestEnv, TestNamespace, kubectl, wait_for, wait_for_object};
 use kube::ResourceExt;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
@@ -22,12 +22,14 @@ const OLD_IMAGE: &str = "nginx:1.25";
 const NEW_IMAGE: &str = "nginx:1.26";
 
 async fn setup(prefix: &str, args: &[&str]) -> (TestEnv, TestNamespace, TestManager) {
-    let env = TestEnv::connect().await.expect("testbed");
-    install_crds(&env).await.expect("CRDs");
-    let ns = env.namespace(prefix).await.unwrap();
-    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).args(args);
-    let m = TestManager::start(spec, TIMEOUT).await;
-    (env, ns, m)
+    TestManager::setup(
+        env!("CARGO_BIN_EXE_kruise-manager"),
+        prefix,
+        args,
+        0,
+        TIMEOUT,
+    )
+    .await
 }
 
 fn merge(base: &mut Value, extra: Value) {
