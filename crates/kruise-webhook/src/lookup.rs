@@ -369,6 +369,51 @@ impl Lookup {
         }
     }
 
+    /// The objects of a kind read by few handlers (WorkloadSpreads) in `namespace`: from its
+    /// informer, started on the first read, once synced; else a live list. None for a fixed
+    /// cluster.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn list_lazy<K>(&self, namespace: &str) -> Result<Vec<Arc<K>>, String>
+    where
+        K: kruise_runtime::cache::Cached
+            + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match &self.source {
+            Source::Fixed(_) => Ok(Vec::new()),
+            Source::Cache {
+                client,
+                cache,
+                cache_namespace,
+                ..
+            } => {
+                let informer = cache.lazy_informer::<K>();
+                list_in(client, cache_namespace, &informer, namespace).await
+            }
+        }
+    }
+
+    /// Object `namespace/name` of a kind read by few handlers (as [`Lookup::list_lazy`]).
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn get_lazy<K>(&self, namespace: &str, name: &str) -> Result<Option<Arc<K>>, String>
+    where
+        K: kruise_runtime::cache::Cached
+            + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match &self.source {
+            Source::Fixed(_) => Ok(None),
+            Source::Cache {
+                client,
+                cache,
+                cache_namespace,
+                ..
+            } => lazy_get(client, cache, cache_namespace, namespace, name).await,
+        }
+    }
+
     /// Lookups answered from a fixed set of pods and StorageClasses, as if the cluster held
     /// exactly these (the admission corpus replays with none: the cluster OpenKruise's verdicts
     /// were recorded on).
