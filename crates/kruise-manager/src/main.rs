@@ -365,6 +365,11 @@ async fn start_webhooks(
         ctx.cache
             .cluster_informer::<kruise_api::apps::v1beta1::SidecarSet>()
     });
+    // And WorkloadSpreads, when this manager serves them (the pod webhooks' scope).
+    let workload_spreads = webhooks.serves_name("vworkloadspread.kb.io").then(|| {
+        ctx.cache
+            .informer::<kruise_api::apps::v1alpha1::WorkloadSpread>()
+    });
     // So are PodUnavailableBudgets, for the eviction webhook's scope.
     let budgets = webhooks.serves_name("vpodeviction.kb.io").then(|| {
         ctx.cache
@@ -423,6 +428,7 @@ async fn start_webhooks(
                 every_pod: ctx
                     .gates
                     .enabled(kruise_runtime::features::Feature::KruisePodReadinessGate),
+                workload_spreads: workload_spreads.clone(),
             }
         },
         webhooks: webhooks.clone(),
@@ -518,6 +524,9 @@ async fn start_webhooks(
     }
     if let Some(budgets) = budgets {
         follow(budgets, wake.clone(), stop.clone());
+    }
+    if let Some(spreads) = workload_spreads {
+        follow(spreads, wake.clone(), stop.clone());
     }
     if let Some(flow_controls) = flow_controls {
         follow(flow_controls, wake.clone(), stop.clone());
