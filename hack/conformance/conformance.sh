@@ -6,7 +6,7 @@
 #   hack/conformance/conformance.sh AREA          # make conformance AREA=<area>
 #
 # AREA is one of the rows of README's conformance table (CloneSet, StatefulSet, DaemonSet,
-# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob, AdvancedCronJob, EphemeralJob), which carry the label filter and the specs this testbed
+# SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob, AdvancedCronJob, EphemeralJob, WorkloadSpread), which carry the label filter and the specs this testbed
 # cannot run (real kubelet, kruise-daemon, storage; EphemeralJob runs its pods on the real node); any other value is used as a ginkgo label
 # filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
 # KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
@@ -74,6 +74,16 @@ case "$AREA" in
     # goes to the testbed's real node (kwok nodes cordoned, the real-node taint lifted).
     REAL_NODE_PODS=1
     REAL_KUBELET_SPECS='succeed job|err command job|error exit job|two ephemeral running job|two job, but to one target|in-place-update|impact main container' ;;
+  WorkloadSpread)
+    # All ten specs run on kwok (they need more than two untainted worker nodes); the job-like
+    # one needs the TFJob CRD and the kruise-configuration whitelist of
+    # hack/conformance/workloadspread/, applied below.
+    LABEL='WorkloadSpread'
+    DEFAULT_SKIP=''
+    # As for CloneSet: the module proxy's v1.9.0 also holds specs of a WorkloadSpread v1beta1
+    # API, which the tag's CRDs (kruise-rs' target) do not serve.
+    SKIP_FILE='apps/v1beta1/workloadspread.go'
+    EXTRA_MANIFESTS=hack/conformance/workloadspread ;;
   *)
     LABEL="$AREA"
     DEFAULT_SKIP='' ;;
@@ -158,6 +168,11 @@ kubectl apply --server-side --force-conflicts -f config/rbac >/dev/null
 # A field manager of its own: with the CRDs' one, server-side apply would drop the rest of them.
 kubectl apply --server-side --force-conflicts --field-manager=kruise-conversion -f config/webhook/crd-conversion >/dev/null
 kubectl create namespace kruise-system >/dev/null 2>&1 || true
+if [ -n "${EXTRA_MANIFESTS:-}" ]; then
+  log "applying the area's fixtures ($EXTRA_MANIFESTS)"
+  kubectl apply --server-side --force-conflicts -f "$EXTRA_MANIFESTS" >/dev/null
+  kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null 2>&1 || true
+fi
 
 STATE="${XDG_STATE_HOME:-$HOME/.local/state}/kruise-rs/conformance"
 mkdir -p "$STATE"
