@@ -237,12 +237,16 @@ pub fn short_hash(h: &str) -> &str {
     h.rsplit('-').next().unwrap_or(h)
 }
 
-/// `intstr.GetScaledValueFromIntOrPercent(v, total, roundUp)`; `None` for a malformed value.
+/// `intstr.GetScaledValueFromIntOrPercent(v, total, roundUp)`; `None` for a malformed value (a
+/// string without `%` is taken as the integer it spells, as apimachinery does).
 pub fn scaled(v: &IntOrString, total: i32, round_up: bool) -> Option<i64> {
     match v {
         IntOrString::Int(i) => Some(i64::from(*i)),
         IntOrString::String(s) => {
-            let p: i64 = s.strip_suffix('%')?.parse().ok()?;
+            let Some(p) = s.strip_suffix('%') else {
+                return s.parse::<i32>().ok().map(i64::from);
+            };
+            let p: i64 = p.parse::<i32>().ok()?.into();
             let n = p * i64::from(total);
             Some(if round_up {
                 (n + 99).div_euclid(100)
@@ -676,6 +680,17 @@ pub async fn whitelist(lookup: &Lookup) -> Vec<CustomWorkload> {
     }
 }
 
+/// `dryrun.IsDryRun` of the request's options (`CreateOptions`/`DeleteOptions.dryRun`), which is
+/// what OpenKruise's handler reads (not the request's `dryRun`).
+fn options_dry_run(
+    options: Option<&k8s_openapi::apimachinery::pkg::runtime::RawExtension>,
+) -> bool {
+    options
+        .and_then(|o| o.0.get("dryRun"))
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+}
+
 fn pod_is_active(pod: &Pod) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     pod.metadata.deletion_timestamp.is_none() && !matches!(phase, Some("Succeeded" | "Failed"))
@@ -748,13 +763,23 @@ async fn object_meta(
     owner: &OwnerReference,
     namespace: &str,
 ) -> Result<Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>, LookupError> {
+    // OpenKruise's NotFound from its client: `<Kind>.<group>` for the typed kinds
+    // (`GenerateEmptyWorkloadObject`), `<plural>.<group>` for others (unstructured).
     let not_found = || {
-        LookupError::NotFound(format!(
-            "{}.{} \"{}\" not found",
-            owner.kind.to_lowercase(),
-            group_of(&owner.api_version).unwrap_or(""),
-            owner.name
-        ))
+        let group = group_of(&owner.api_version).unwrap_or("");
+        let typed = BUILTIN
+            .iter()
+            .any(|(k, gs)| *k == owner.kind && gs.contains(&group));
+        let resource = if typed {
+            owner.kind.clone()
+        } else {
+            format!("{}s", owner.kind.to_lowercase())
+        };
+        let resource = match group {
+            "" => resource,
+            g => format!("{resource}.{g}"),
+        };
+        LookupError::NotFound(format!("{resource} \"{}\" not found", owner.name))
     };
     if owner.kind == "ReplicaSet" && group_of(&owner.api_version) == Some("apps") {
         return match lookup.replica_set(namespace, &owner.name).await {
@@ -979,7 +1004,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext, pod: &mut Pod) -> Resul
     if req.operation != AdmissionOp::Create
         || req.sub_resource.as_deref().is_some_and(|s| !s.is_empty())
         || req.resource.resource != "pods"
-        || req.dry_run
+        || options_dry_run(req.options.as_ref())
     {
         return Ok(false);
     }
@@ -1053,7 +1078,7 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Result<(), String>
                 return Ok(());
             };
             let pod: Pod = decode(old)?;
-            if req.dry_run {
+            if options_dry_run(req.options.as_ref()) {
                 return Ok(());
             }
             (pod, Operation::Delete)
@@ -1062,7 +1087,16 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Result<(), String>
             if sub != "eviction" {
                 return Ok(());
             }
-            if req.dry_run {
+            // The Eviction's own `deleteOptions.dryRun`.
+            let eviction = req
+                .object
+                .as_ref()
+                .and_then(|o| o.data.get("deleteOptions"));
+            if eviction
+                .and_then(|d| d.get("dryRun"))
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+            {
                 return Ok(());
             }
             let ns = req.namespace.as_deref().unwrap_or("");

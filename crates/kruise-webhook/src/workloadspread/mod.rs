@@ -225,7 +225,8 @@ pub fn validate_spec(
     }
     if let Some(adaptive) = &strategy.adaptive {
         let secs = adaptive.reschedule_critical_seconds;
-        let secs_text = secs.map_or_else(|| "null".to_string(), |s| s.to_string());
+        // A nil pointer shows as the string "null" (quoted), a set one as its number.
+        let secs_text = secs.map_or_else(|| "\"null\"".to_string(), |s| s.to_string());
         if type_ != "Adaptive" {
             errs.push(FieldError::invalid_stringer(
                 sp.child("type"),
@@ -387,7 +388,7 @@ fn validate_subsets(ws: &WorkloadSpread, template: Option<&Value>, path: &Path) 
         let text = subsets[0]
             .max_replicas
             .as_ref()
-            .map_or_else(|| "null".to_string(), intstr_text);
+            .map_or_else(|| "\"null\"".to_string(), intstr_text);
         errs.push(FieldError::invalid_stringer(
             path.index(0).child("maxReplicas"),
             text,
