@@ -16,8 +16,10 @@ mod broadcastjob;
 mod deletionprotection;
 mod ephemeraljob;
 mod pod_sidecarset;
+mod pod_workloadspread;
 mod podunavailablebudget;
 mod sidecarset;
+mod workloadspread;
 
 pub use sidecarset::KRUISE_NAMESPACE;
 
@@ -749,6 +751,16 @@ pub fn all() -> Vec<Corpus> {
             name: "podunavailablebudget",
             cases: podunavailablebudget::cases(),
             cluster: podunavailablebudget::cluster(),
+        },
+        Corpus {
+            name: "pod-workloadspread",
+            cases: pod_workloadspread::cases(),
+            cluster: pod_workloadspread::cluster(),
+        },
+        Corpus {
+            name: "workloadspread",
+            cases: workloadspread::cases(),
+            cluster: workloadspread::cluster(),
         },
         Corpus {
             name: "broadcastjob-v1beta1",
@@ -1921,6 +1933,8 @@ mod tests {
             ("deletionprotection", 100),
             ("ephemeraljob", 100),
             ("podunavailablebudget", 100),
+            ("workloadspread", 100),
+            ("pod-workloadspread", 50),
         ];
         for c in all() {
             let min = small

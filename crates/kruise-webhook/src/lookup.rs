@@ -84,6 +84,23 @@ pub struct FixedCluster {
     pub replica_sets: Vec<ReplicaSet>,
     /// PodDeletionFlowControls.
     pub flow_controls: Vec<PodDeletionFlowControl>,
+    /// Objects of other kinds read by [`Lookup::list_lazy`] / [`Lookup::get_lazy`]
+    /// (WorkloadSpreads), as JSON with `apiVersion` and `kind`.
+    pub others: Vec<serde_json::Value>,
+}
+
+/// The objects of kind `K` in `namespace` among a fixed cluster's `others`.
+fn others_of<K>(objects: &[serde_json::Value], namespace: &str) -> Vec<Arc<K>>
+where
+    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+{
+    objects
+        .iter()
+        .filter(|o| o["kind"].as_str() == Some(K::kind(&()).as_ref()))
+        .filter(|o| o.pointer("/metadata/namespace").and_then(|n| n.as_str()) == Some(namespace))
+        .filter_map(|o| serde_json::from_value(o.clone()).ok())
+        .map(Arc::new)
+        .collect()
 }
 
 impl std::fmt::Debug for Lookup {
@@ -381,7 +398,7 @@ impl Lookup {
             + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
     {
         match &self.source {
-            Source::Fixed(_) => Ok(Vec::new()),
+            Source::Fixed(c) => Ok(others_of(&c.others, namespace)),
             Source::Cache {
                 client,
                 cache,
@@ -404,7 +421,9 @@ impl Lookup {
             + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
     {
         match &self.source {
-            Source::Fixed(_) => Ok(None),
+            Source::Fixed(c) => Ok(others_of::<K>(&c.others, namespace)
+                .into_iter()
+                .find(|o| kube::Resource::meta(o.as_ref()).name.as_deref() == Some(name))),
             Source::Cache {
                 client,
                 cache,

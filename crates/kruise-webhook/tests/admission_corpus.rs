@@ -46,7 +46,9 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("ephemeraljob", 120),
     ("pod", 900),
     ("pod-sidecarset", 570),
+    ("pod-workloadspread", 50),
     ("podunavailablebudget", 100),
+    ("workloadspread", 120),
     ("sidecarset-v1alpha1", 1000),
     ("sidecarset-v1beta1", 1000),
     ("statefulset-v1alpha1", 800),
@@ -103,6 +105,7 @@ fn recorded_cluster(stem: &str) -> FixedCluster {
         config_maps: decode(&v, "configMaps"),
         namespaces: decode(&v, "namespaces"),
         budgets: decode(&v, "podUnavailableBudgets"),
+        others: decode(&v, "workloadSpreads"),
         ..FixedCluster::default()
     }
 }

@@ -117,6 +117,10 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/validate-apps-kruise-io-advancedcronjob"),
         ),
         "EphemeralJob" => (None, Some("/validate-apps-kruise-io-v1alpha1-ephemeraljob")),
+        "WorkloadSpread" => (
+            None,
+            Some("/validate-apps-kruise-io-v1alpha1-workloadspread"),
+        ),
         _ => (None, None),
     }
 }
@@ -280,6 +284,7 @@ fn api_resource(obj: &Value) -> Result<(kube::api::ApiResource, bool)> {
         "ConfigMap" => ("configmaps", true),
         "ControllerRevision" => ("controllerrevisions", true),
         "PodUnavailableBudget" => ("podunavailablebudgets", true),
+        "WorkloadSpread" => ("workloadspreads", true),
         other => bail!("no API resource known for cluster object kind {other}"),
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -558,7 +563,23 @@ async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value>
             v
         })
         .collect();
+    let ws_kind = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread"});
+    let (ws_resource, _) = api_resource(&ws_kind)?;
+    let spreads: Vec<Value> =
+        kube::Api::<kube::core::DynamicObject>::all_with(client.clone(), &ws_resource)
+            .list(&Default::default())
+            .await?
+            .items
+            .into_iter()
+            .map(|o| {
+                let mut v = serde_json::to_value(o).unwrap_or_default();
+                v["apiVersion"] = json!("apps.kruise.io/v1alpha1");
+                v["kind"] = json!("WorkloadSpread");
+                v
+            })
+            .collect();
     let mut out = json!({
+        "workloadSpreads": sorted(spreads),
         "sidecarSets": sidecar_sets,
         "configMaps": sorted(config_maps),
         "controllerRevisions": sorted(revisions),
