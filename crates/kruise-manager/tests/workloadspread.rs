@@ -132,6 +132,39 @@ async fn wait_spread(ns: &TestNamespace, app: &str, want: &[(&str, usize, &str)]
     .unwrap()
 }
 
+/// Waits until the test manager's `mpod.kb.io` condition names the test's namespace.
+async fn wait_scope(env: &TestEnv, ns: &TestNamespace) {
+    use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+    let api: Api<MutatingWebhookConfiguration> = Api::all(env.client.clone());
+    let name = ns.name().to_string();
+    wait_for(
+        "the pod webhook's scope to name the namespace",
+        TIMEOUT,
+        || async {
+            let list = api.list(&ListParams::default()).await.ok()?;
+            let quoted = format!("'{name}'");
+            list.items
+                .iter()
+                .filter(|c| {
+                    c.metadata
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n.ends_with(&name))
+                })
+                .flat_map(|c| c.webhooks.iter().flatten())
+                .filter(|w| w.name == "mpod.kb.io")
+                .any(|w| {
+                    w.match_conditions
+                        .as_ref()
+                        .is_none_or(|m| m.iter().any(|c| c.expression.contains(&quoted)))
+                })
+                .then_some(())
+        },
+    )
+    .await
+    .unwrap();
+}
+
 /// (name, replicas, missingReplicas) of every subset status.
 fn statuses(ws: &WorkloadSpread) -> Vec<(String, i32, i32)> {
     ws.status
@@ -277,6 +310,9 @@ async fn deployment_pods_are_spread_with_a_versioned_status() {
         json!({}),
     )
     .await;
+    // A Deployment's pods reach the pod webhook only once its scope names the namespace (the
+    // configuration is re-applied when the first WorkloadSpread of a namespace appears).
+    wait_scope(&_env, &ns).await;
     let api: Api<Deployment> = ns.api();
     let d: Deployment = serde_json::from_value(json!({"metadata": {"name": "dp"},
         "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "dp"}},
