@@ -7,7 +7,7 @@
 #
 # AREA is one of the rows of README's conformance table (CloneSet, StatefulSet, DaemonSet,
 # SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob, AdvancedCronJob, EphemeralJob,
-# PersistentPodState, ResourceDistribution), which carry the label filter and the specs this testbed
+# PersistentPodState, ResourceDistribution, WorkloadSpread), which carry the label filter and the specs this testbed
 # cannot run (real kubelet, kruise-daemon, storage; EphemeralJob runs its pods on the real node); any other value is used as a ginkgo label
 # filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
 # KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
@@ -93,6 +93,16 @@ case "$AREA" in
     # the v1.9.0 tag's CRDs (kruise-rs' target) do not serve; left to fail, they also leave
     # labelled namespaces behind that the v1alpha1 specs count as targets.
     SKIP_FILE='apps/v1beta1/resourcedistribution.go' ;;
+  WorkloadSpread)
+    # All ten specs run on kwok (they need more than two untainted worker nodes); the job-like
+    # one needs the TFJob CRD and the kruise-configuration whitelist of
+    # hack/conformance/workloadspread/ (AREA_SETUP).
+    LABEL='WorkloadSpread'
+    DEFAULT_SKIP=''
+    # As for CloneSet: the module proxy's v1.9.0 also holds specs of a WorkloadSpread v1beta1
+    # API, which the tag's CRDs (kruise-rs' target) do not serve.
+    SKIP_FILE='apps/v1beta1/workloadspread.go'
+    AREA_SETUP=hack/conformance/workloadspread ;;
   *)
     LABEL="$AREA"
     DEFAULT_SKIP='' ;;
@@ -179,6 +189,7 @@ kubectl apply --server-side --force-conflicts --field-manager=kruise-conversion 
 kubectl create namespace kruise-system >/dev/null 2>&1 || true
 if [ -n "${AREA_SETUP:-}" ]; then
   # The area's own fixtures (CRDs, ConfigMap keys), before the manager starts.
+  log "applying the area's fixtures ($AREA_SETUP)"
   kubectl apply --server-side --force-conflicts --field-manager="kruise-conformance-$AREA" -f "$AREA_SETUP" >/dev/null
   kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
 fi

@@ -797,6 +797,97 @@ statefulset:
   webhooks:
   - mstatefulset.kb.io
   - vstatefulset.kb.io
+workloadspread:
+  crds:
+  - workloadspreads.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - workloadspreads
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - workloadspreads/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - patch
+    - watch
+    - delete
+  - apiGroups:
+    - ''
+    resources:
+    - nodes
+    - replicationcontrollers
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - configmaps
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps
+    resources:
+    - deployments
+    - replicasets
+    - statefulsets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - batch
+    resources:
+    - jobs
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - clonesets
+    - statefulsets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - '*'
+    resources:
+    - '*/scale'
+    verbs:
+    - get
+    - list
+    - watch
+  webhooks:
+  - vworkloadspread.kb.io
+  - mpod.kb.io
+  - vpod.kb.io
+  - vpodeviction.kb.io
 {{- end -}}
 
 {{- /* Admission webhooks of no controller, served whatever controllers run. */ -}}
@@ -1588,6 +1679,29 @@ validating:
     - DELETE
     resources:
     - statefulsets
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-kruise-io-v1alpha1-workloadspread
+      port: 443
+  failurePolicy: Fail
+  name: vworkloadspread.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - workloadspreads
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:

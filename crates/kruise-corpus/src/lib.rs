@@ -17,9 +17,11 @@ mod deletionprotection;
 mod ephemeraljob;
 mod persistentpodstate;
 mod pod_sidecarset;
+mod pod_workloadspread;
 mod podunavailablebudget;
 mod resourcedistribution;
 mod sidecarset;
+mod workloadspread;
 
 pub use sidecarset::KRUISE_NAMESPACE;
 
@@ -761,6 +763,16 @@ pub fn all() -> Vec<Corpus> {
             name: "resourcedistribution",
             cases: resourcedistribution::cases(),
             cluster: Vec::new(),
+        },
+        Corpus {
+            name: "pod-workloadspread",
+            cases: pod_workloadspread::cases(),
+            cluster: pod_workloadspread::cluster(),
+        },
+        Corpus {
+            name: "workloadspread",
+            cases: workloadspread::cases(),
+            cluster: workloadspread::cluster(),
         },
         Corpus {
             name: "broadcastjob-v1beta1",
@@ -1935,6 +1947,8 @@ mod tests {
             ("podunavailablebudget", 100),
             ("persistentpodstate", 100),
             ("resourcedistribution", 100),
+            ("workloadspread", 100),
+            ("pod-workloadspread", 50),
         ];
         for c in all() {
             let min = small

@@ -371,6 +371,11 @@ async fn start_webhooks(
         ctx.cache
             .informer::<kruise_api::apps::v1alpha1::PersistentPodState>()
     });
+    // And WorkloadSpreads, when this manager serves them (the pod webhooks' scope).
+    let workload_spreads = webhooks.serves_name("vworkloadspread.kb.io").then(|| {
+        ctx.cache
+            .informer::<kruise_api::apps::v1alpha1::WorkloadSpread>()
+    });
     // So are PodUnavailableBudgets, for the eviction webhook's scope.
     let budgets = webhooks.serves_name("vpodeviction.kb.io").then(|| {
         ctx.cache
@@ -430,6 +435,7 @@ async fn start_webhooks(
                 every_pod: ctx
                     .gates
                     .enabled(kruise_runtime::features::Feature::KruisePodReadinessGate),
+                workload_spreads: workload_spreads.clone(),
             }
         },
         webhooks: webhooks.clone(),
@@ -530,6 +536,9 @@ async fn start_webhooks(
     }
     if let Some(budgets) = budgets {
         follow(budgets, wake.clone(), stop.clone());
+    }
+    if let Some(spreads) = workload_spreads {
+        follow(spreads, wake.clone(), stop.clone());
     }
     if let Some(flow_controls) = flow_controls {
         follow(flow_controls, wake.clone(), stop.clone());

@@ -511,6 +511,7 @@ async fn with_external_certificates_selected_pods_still_get_their_sidecar() {
             flow_controls: None,
             persistent_pod_states: None,
             every_pod: false,
+            workload_spreads: None,
         },
         webhooks: Default::default(),
     };
@@ -768,7 +769,7 @@ async fn pod_webhook_gate_and_unimplemented_gates_are_honoured_and_named() {
     }
     assert!(!log.contains("feature gate RecreatePodWhenChangeVCTInCloneSetGate=true:"));
     // Switched off by PodWebhook=false (OpenKruise's dependency rule): not enabled, no warning.
-    assert!(!log.contains("feature gate WorkloadSpread=true:"));
+    assert!(!log.contains("feature gate EnablePodProbeMarkerOnServerless=true:"));
     let metrics = manager.process.metrics_text().await.unwrap_or_default();
     assert!(
         metrics.contains("kruise_feature_gate_unimplemented{name=\"ResourceDistributionGate\"} 1"),
@@ -780,7 +781,9 @@ async fn pod_webhook_gate_and_unimplemented_gates_are_honoured_and_named() {
             .join("\n")
     );
     // PodWebhook=false switches the gates that need it off (OpenKruise's dependency rule).
-    assert!(metrics.contains("kruise_feature_gate_unimplemented{name=\"WorkloadSpread\"} 0"));
+    assert!(metrics.contains(
+        "kruise_feature_gate_unimplemented{name=\"EnablePodProbeMarkerOnServerless\"} 0"
+    ));
     let _ = Api::<SidecarSet>::all(env.client.clone())
         .delete(&name, &Default::default())
         .await;

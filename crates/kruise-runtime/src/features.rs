@@ -150,9 +150,6 @@ impl Feature {
     pub const fn unimplemented(self) -> Option<&'static str> {
         use Feature::*;
         match self {
-            WorkloadSpread => Some(
-                "WorkloadSpread is not implemented: its objects are accepted but pods are not spread",
-            ),
             SidecarTerminator => Some(
                 "the sidecar terminator (kruise-daemon stopping sidecars of completed Job pods) is not implemented",
             ),
@@ -496,7 +493,7 @@ mod tests {
             .into_iter()
             .map(|(f, _)| f)
             .collect();
-        assert_eq!(defaults, [WorkloadSpread, PodProbeMarkerGate]);
+        assert_eq!(defaults, [PodProbeMarkerGate]);
         let all = FeatureGates::parse("AllAlpha=true,AllBeta=true").expect("parse");
         let missing = enabled_unimplemented(&all);
         assert!(missing.iter().any(|(f, _)| *f == ImagePullJobGate));

@@ -128,6 +128,14 @@ pub struct WebhookSettings {
     pub webhooks: registry::Selection,
 }
 
+/// What the pod validating webhooks' conditions derive from ([`PodScope::validating_scope`]):
+/// budget namespaces, flow-control terms, WorkloadSpread namespaces.
+pub type ValidatingScope = (
+    Option<Vec<String>>,
+    Option<crate::scope::FlowTerms>,
+    Option<Option<Vec<String>>>,
+);
+
 /// Which pods reach `mpod.kb.io` (see [`crate::scope`]).
 #[derive(Clone, Default)]
 pub enum PodScope {
@@ -157,6 +165,11 @@ pub enum PodScope {
             Option<kruise_runtime::cache::Informer<kruise_api::apps::v1alpha1::PersistentPodState>>,
         /// Every pod needs the webhook anyway.
         every_pod: bool,
+        /// Where WorkloadSpreads are read (the pod webhooks are called for the pods of their
+        /// namespaces, [`crate::scope::workloadspread_condition`]); `None` when this manager
+        /// serves no WorkloadSpread.
+        workload_spreads:
+            Option<kruise_runtime::cache::Informer<kruise_api::apps::v1alpha1::WorkloadSpread>>,
     },
 }
 
@@ -183,6 +196,7 @@ impl PodScope {
             budgets,
             flow_controls,
             persistent_pod_states,
+            workload_spreads,
             ..
         } = self
         else {
@@ -191,6 +205,7 @@ impl PodScope {
         let syncs: Vec<_> = sidecarsets
             .iter()
             .map(|i| i.synced())
+            .chain(workload_spreads.iter().map(|i| i.synced()))
             .chain(budgets.iter().map(|i| i.synced()))
             .chain(flow_controls.iter().map(|i| i.synced()))
             .chain(persistent_pod_states.iter().map(|i| i.synced()))
@@ -246,9 +261,51 @@ impl PodScope {
     }
 
     /// What the pod validating webhooks' conditions derive from now: the namespaces holding a
-    /// budget and the flow-control terms (a change re-applies the validating configuration).
-    pub fn validating_scope(&self) -> (Option<Vec<String>>, Option<crate::scope::FlowTerms>) {
-        (self.budget_namespaces(), self.flow_terms())
+    /// budget, the flow-control terms and the namespaces holding a WorkloadSpread (a change
+    /// re-applies the validating configuration).
+    pub fn validating_scope(&self) -> ValidatingScope {
+        (
+            self.budget_namespaces(),
+            self.flow_terms(),
+            self.workloadspread_namespaces(),
+        )
+    }
+
+    /// The namespaces holding a WorkloadSpread, sorted: `None` when WorkloadSpreads are not
+    /// served, `Some(None)` while their cache has not completed its initial list (every pod).
+    pub fn workloadspread_namespaces(&self) -> Option<Option<Vec<String>>> {
+        let PodScope::Needed {
+            workload_spreads: Some(w),
+            ..
+        } = self
+        else {
+            return None;
+        };
+        if !w.synced().is_synced() {
+            return Some(None);
+        }
+        let mut nss: Vec<String> = w
+            .store()
+            .state()
+            .iter()
+            .filter_map(|x| x.metadata.namespace.clone())
+            .collect();
+        nss.sort();
+        nss.dedup();
+        Some(Some(nss))
+    }
+
+    /// `condition` widened by the WorkloadSpread term of `webhook` (`None`: every request).
+    fn with_workloadspreads(&self, webhook: &str, condition: Option<String>) -> Option<String> {
+        let condition = condition?;
+        match self.workloadspread_namespaces() {
+            None => Some(condition),
+            Some(None) => None,
+            Some(Some(nss)) => match crate::scope::workloadspread_condition(webhook, &nss) {
+                Some(t) => Some(format!("({condition}) || {t}")),
+                None => Some(condition),
+            },
+        }
     }
 
     /// The `matchConditions` expression of the pod webhook now; `None` for every pod.
@@ -284,10 +341,11 @@ impl PodScope {
                         crate::scope::persistent_pod_state_expression(&objects)
                     }
                 };
-                Some(match pps {
+                let condition = match pps {
                     Some(e) => format!("{condition} || {e}"),
                     None => condition,
-                })
+                };
+                self.with_workloadspreads("mpod.kb.io", Some(condition))
             }
         }
     }
@@ -417,6 +475,7 @@ pub fn typed_configurations(
                 s.pod_scope.budget_namespaces().as_deref(),
                 s.pod_scope.flow_terms().as_ref(),
             ) {
+                let cond = cond.and_then(|c| s.pod_scope.with_workloadspreads(e.name, Some(c)));
                 return cond.map(|expression| {
                     vec![MatchCondition {
                         name: crate::scope::MATCH_CONDITION_NAME.to_owned(),
@@ -613,6 +672,7 @@ pub fn manifests() -> Vec<(String, String)> {
             budgets: None,
             flow_controls: None,
             persistent_pod_states: None,
+            workload_spreads: None,
         },
         webhooks: registry::Selection::default(),
     };
@@ -1144,6 +1204,7 @@ mod tests {
             budgets: None,
             flow_controls: None,
             persistent_pod_states: None,
+            workload_spreads: None,
         };
         assert_eq!(scope.condition(), None, "not synced yet: every pod");
         assert!(informer.synced().wait().await);
@@ -1161,6 +1222,7 @@ mod tests {
             budgets: None,
             flow_controls: None,
             persistent_pod_states: None,
+            workload_spreads: None,
         };
         s.failure_policies
             .insert("mpod.kb.io".into(), "Ignore".into());
@@ -1191,6 +1253,7 @@ mod tests {
             budgets: None,
             flow_controls: None,
             persistent_pod_states: None,
+            workload_spreads: None,
         };
         let (m, _) = configurations(&s, "CA");
         assert!(hook(&m, "mpod.kb.io").get("matchConditions").is_none());

@@ -90,6 +90,23 @@ pub struct FixedCluster {
     pub flow_controls: Vec<PodDeletionFlowControl>,
     /// PersistentPodStates.
     pub persistent_pod_states: Vec<PersistentPodState>,
+    /// Objects of other kinds read by [`Lookup::list_lazy`] / [`Lookup::get_lazy`]
+    /// (WorkloadSpreads), as JSON with `apiVersion` and `kind`.
+    pub others: Vec<serde_json::Value>,
+}
+
+/// The objects of kind `K` in `namespace` among a fixed cluster's `others`.
+fn others_of<K>(objects: &[serde_json::Value], namespace: &str) -> Vec<Arc<K>>
+where
+    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+{
+    objects
+        .iter()
+        .filter(|o| o["kind"].as_str() == Some(K::kind(&()).as_ref()))
+        .filter(|o| o.pointer("/metadata/namespace").and_then(|n| n.as_str()) == Some(namespace))
+        .filter_map(|o| serde_json::from_value(o.clone()).ok())
+        .map(Arc::new)
+        .collect()
 }
 
 impl std::fmt::Debug for Lookup {
@@ -420,6 +437,53 @@ impl Lookup {
             Source::Fixed(c) => Ok(named(&c.replica_sets, Some(namespace), name)
                 .cloned()
                 .map(Arc::new)),
+            Source::Cache {
+                client,
+                cache,
+                cache_namespace,
+                ..
+            } => lazy_get(client, cache, cache_namespace, namespace, name).await,
+        }
+    }
+
+    /// The objects of a kind read by few handlers (WorkloadSpreads) in `namespace`: from its
+    /// informer, started on the first read, once synced; else a live list. None for a fixed
+    /// cluster.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn list_lazy<K>(&self, namespace: &str) -> Result<Vec<Arc<K>>, String>
+    where
+        K: kruise_runtime::cache::Cached
+            + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match &self.source {
+            Source::Fixed(c) => Ok(others_of(&c.others, namespace)),
+            Source::Cache {
+                client,
+                cache,
+                cache_namespace,
+                ..
+            } => {
+                let informer = cache.lazy_informer::<K>();
+                list_in(client, cache_namespace, &informer, namespace).await
+            }
+        }
+    }
+
+    /// Object `namespace/name` of a kind read by few handlers (as [`Lookup::list_lazy`]).
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn get_lazy<K>(&self, namespace: &str, name: &str) -> Result<Option<Arc<K>>, String>
+    where
+        K: kruise_runtime::cache::Cached
+            + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match &self.source {
+            Source::Fixed(c) => Ok(others_of::<K>(&c.others, namespace)
+                .into_iter()
+                .find(|o| kube::Resource::meta(o.as_ref()).name.as_deref() == Some(name))),
             Source::Cache {
                 client,
                 cache,

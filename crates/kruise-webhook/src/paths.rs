@@ -47,6 +47,8 @@ pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podu
 pub const VALIDATE_PERSISTENTPODSTATE: &str = "/validate-apps-kruise-io-persistentpodstate";
 /// EphemeralJob validation.
 pub const VALIDATE_EPHEMERALJOB: &str = "/validate-apps-kruise-io-v1alpha1-ephemeraljob";
+/// WorkloadSpread validation.
+pub const VALIDATE_WORKLOADSPREAD: &str = "/validate-apps-kruise-io-v1alpha1-workloadspread";
 /// Pod mutation.
 pub const MUTATE_POD: &str = "/mutate-pod";
 /// Pod validation: deletions, evictions and updates held to PodUnavailableBudgets (webhooks

@@ -13,7 +13,7 @@ use crate::paths;
 use crate::{
     HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset, daemonset,
     deletionprotection, ephemeraljob, persistentpodstate, pod, podunavailablebudget,
-    resourcedistribution, sidecarset, statefulset,
+    resourcedistribution, sidecarset, statefulset, workloadspread,
 };
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
@@ -390,6 +390,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(statefulset::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vworkloadspread.kb.io",
+        path: paths::VALIDATE_WORKLOADSPREAD,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "workloadspreads",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(workloadspread::validate(r, c)),
     },
     // OpenKruise's webhook also validates creates and updates (`create;update;delete`); kruise-rs
     // registers DELETE only (deletion protection) until it runs a UnitedDeployment controller.

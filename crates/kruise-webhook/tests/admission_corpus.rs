@@ -47,8 +47,10 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("pod", 900),
     ("persistentpodstate", 350),
     ("pod-sidecarset", 570),
+    ("pod-workloadspread", 50),
     ("podunavailablebudget", 100),
     ("resourcedistribution", 160),
+    ("workloadspread", 120),
     ("sidecarset-v1alpha1", 1000),
     ("sidecarset-v1beta1", 1000),
     ("statefulset-v1alpha1", 800),
@@ -106,6 +108,7 @@ fn recorded_cluster(stem: &str) -> FixedCluster {
         namespaces: decode(&v, "namespaces"),
         budgets: decode(&v, "podUnavailableBudgets"),
         persistent_pod_states: decode(&v, "persistentPodStates"),
+        others: decode(&v, "workloadSpreads"),
         ..FixedCluster::default()
     }
 }

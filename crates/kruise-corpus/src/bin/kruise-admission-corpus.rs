@@ -122,6 +122,10 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             None,
             Some("/validate-apps-kruise-io-v1alpha1-resourcedistribution"),
         ),
+        "WorkloadSpread" => (
+            None,
+            Some("/validate-apps-kruise-io-v1alpha1-workloadspread"),
+        ),
         _ => (None, None),
     }
 }
@@ -286,6 +290,7 @@ fn api_resource(obj: &Value) -> Result<(kube::api::ApiResource, bool)> {
         "ControllerRevision" => ("controllerrevisions", true),
         "PodUnavailableBudget" => ("podunavailablebudgets", true),
         "PersistentPodState" => ("persistentpodstates", true),
+        "WorkloadSpread" => ("workloadspreads", true),
         other => bail!("no API resource known for cluster object kind {other}"),
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -578,8 +583,24 @@ async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value>
             v
         })
         .collect();
+    let ws_kind = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread"});
+    let (ws_resource, _) = api_resource(&ws_kind)?;
+    let spreads: Vec<Value> =
+        kube::Api::<kube::core::DynamicObject>::all_with(client.clone(), &ws_resource)
+            .list(&Default::default())
+            .await?
+            .items
+            .into_iter()
+            .map(|o| {
+                let mut v = serde_json::to_value(o).unwrap_or_default();
+                v["apiVersion"] = json!("apps.kruise.io/v1alpha1");
+                v["kind"] = json!("WorkloadSpread");
+                v
+            })
+            .collect();
     let mut out = json!({
         "persistentPodStates": sorted(ppss),
+        "workloadSpreads": sorted(spreads),
         "sidecarSets": sidecar_sets,
         "configMaps": sorted(config_maps),
         "controllerRevisions": sorted(revisions),

@@ -15,6 +15,7 @@ pub mod podunavailablebudget;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod workloadspread;
 
 use std::sync::Arc;
 
@@ -552,6 +553,46 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["persistentpodstates.apps.kruise.io"],
         webhooks: &["vpersistentpodstate.kb.io", "mpod.kb.io"],
         gates: &[],
+    },
+    ControllerEntry {
+        name: workloadspread::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(workloadspread::setup(
+                ctx,
+                flags.workers(workloadspread::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule("apps.kruise.io", &["workloadspreads"], READ_WRITE),
+                rule(
+                    "apps.kruise.io",
+                    &["workloadspreads/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("", &["pods"], &["get", "list", "patch", "watch", "delete"]),
+                rule("", &["nodes", "replicationcontrollers"], READ),
+                rule("", &["configmaps"], READ),
+                rule(
+                    "apps",
+                    &["deployments", "replicasets", "statefulsets"],
+                    READ,
+                ),
+                rule("batch", &["jobs"], READ),
+                rule("apps.kruise.io", &["clonesets", "statefulsets"], READ),
+                // Whitelisted custom workloads, and others through their scale subresource.
+                rule("*", &["*/scale"], &["get", "list", "watch"]),
+            ]
+        },
+        workers: Some(3),
+        crds: &["workloadspreads.apps.kruise.io"],
+        webhooks: &[
+            "vworkloadspread.kb.io",
+            "mpod.kb.io",
+            "vpod.kb.io",
+            "vpodeviction.kb.io",
+        ],
+        gates: &[Feature::WorkloadSpread],
     },
 ];
 

@@ -3,14 +3,16 @@
 //! priority ([`mutation`]) and the PodUnavailableBudget annotation ([`budget`]), in OpenKruise's
 //! order; `/validate-pod` ([`validate`]) holds pod deletions and evictions to pod-deletion flow
 //! control ([`flowcontrol`]) and pod deletions, evictions and updates to the budgets
-//! ([`budget::validate`]), and PersistentPodState's node affinity ([`persistentpodstate`]).
-//! WorkloadSpread, enhanced liveness probe and PodProbeMarker steps are not implemented yet.
+//! ([`budget::validate`]); PersistentPodState's node affinity ([`persistentpodstate`]);
+//! WorkloadSpread ([`workloadspread`]) assigns subsets at creation and records deletions and
+//! evictions. Enhanced liveness probe and PodProbeMarker steps are not implemented yet.
 
 pub mod budget;
 pub mod flowcontrol;
 pub mod mutation;
 pub mod persistentpodstate;
 pub mod sidecarset;
+pub mod workloadspread;
 pub mod writelog;
 
 use kruise_runtime::features::Feature;
@@ -34,6 +36,13 @@ use crate::{HandlerContext, Request, Response};
 /// between the two steps does a refused deletion keep the budget unit it took (conservative:
 /// never more disruption than either allows).
 pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
+    // WorkloadSpread bookkeeping of deletions and evictions first, as OpenKruise's order.
+    if matches!(req.operation, Operation::Delete | Operation::Create)
+        && ctx.gates.enabled(Feature::WorkloadSpread)
+        && let Err(e) = workloadspread::validate(req, ctx).await
+    {
+        return errored(req, CODE_BAD_REQUEST, e);
+    }
     let flow = match &ctx.lookup {
         Some(lookup) => match flowcontrol::pending(req, lookup).await {
             Ok(p) => p,
@@ -89,6 +98,13 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext) -> Response {
         Err(e) => return errored(req, CODE_INTERNAL, e),
     };
     let mut changed = mutation::inject_readiness_gate(&ctx.gates, &mut pod);
+    if ctx.gates.enabled(Feature::WorkloadSpread) {
+        match workloadspread::mutate(req, ctx, &mut pod).await {
+            Err(e) => return errored(req, CODE_INTERNAL, e),
+            Ok(true) => changed = true,
+            Ok(false) => {}
+        }
+    }
     if req.resource.resource == "pods" {
         let view = match &ctx.lookup {
             Some(lookup) => {

@@ -387,6 +387,31 @@ pub fn budget_condition(
     }
 }
 
+/// The WorkloadSpread terms of the pod webhooks (OpenKruise's
+/// `pkg/webhook/pod/{mutating,validating}/workloadspread.go` act only on these): at creation
+/// (`mpod.kb.io`) a pod with a controller owner in a namespace holding a WorkloadSpread
+/// (`namespaces`); a DELETE (`vpod.kb.io`) of a pod carrying
+/// `apps.kruise.io/matched-workloadspread`; an eviction (`vpodeviction.kb.io`) in such a
+/// namespace. `None` when no term applies to `webhook` or `namespaces` is empty.
+pub fn workloadspread_condition(webhook: &str, namespaces: &[String]) -> Option<String> {
+    match webhook {
+        "mpod.kb.io" if !namespaces.is_empty() => Some(format!(
+            "(request.namespace in {} && has(object.metadata.ownerReferences) && \
+             object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller))",
+            list(namespaces)
+        )),
+        "vpod.kb.io" => Some(format!(
+            "(request.operation == 'DELETE' && oldObject != null && \
+             has(oldObject.metadata.annotations) && {} in oldObject.metadata.annotations)",
+            cel_string(keys::MATCHED_WORKLOADSPREAD)
+        )),
+        "vpodeviction.kb.io" if !namespaces.is_empty() => {
+            Some(format!("(request.namespace in {})", list(namespaces)))
+        }
+        _ => None,
+    }
+}
+
 /// The `matchConditions` expression of the deletion-protection webhooks
 /// ([`crate::deletionprotection::WEBHOOKS`]: `vbuiltin*`, `vcustomresourcedefinition`,
 /// `vnamespace`, `vservice`, `vingress`, and `vuniteddeployment`, DELETE only for now): their
