@@ -58,6 +58,7 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(kruisev1alpha1.AdvancedCronJob{}),
 		reflect.TypeOf(kruisev1beta1.AdvancedCronJob{}),
 		reflect.TypeOf(policyv1alpha1.PodUnavailableBudget{}),
+		reflect.TypeOf(kruisev1alpha1.UnitedDeployment{}),
 	}, core)
 }
 

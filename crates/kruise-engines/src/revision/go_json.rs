@@ -59,6 +59,8 @@ pub enum GoType {
     AdvancedCronJobV1alpha1,
     /// OpenKruise v1.9.0 `apps/v1beta1.AdvancedCronJob`.
     AdvancedCronJobV1beta1,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.UnitedDeployment`.
+    UnitedDeployment,
 }
 
 impl GoType {
@@ -79,6 +81,7 @@ impl GoType {
             GoType::BroadcastJobV1beta1 => "apps/v1beta1.BroadcastJob",
             GoType::AdvancedCronJobV1alpha1 => "apps/v1alpha1.AdvancedCronJob",
             GoType::AdvancedCronJobV1beta1 => "apps/v1beta1.AdvancedCronJob",
+            GoType::UnitedDeployment => "apps/v1alpha1.UnitedDeployment",
         }
     }
 }

@@ -36,6 +36,7 @@ use super::names::{
 
 pub use containers::validate_ephemeral_job_containers;
 pub use resources::{is_extended_resource_name, is_huge_page_resource_name, is_native_resource};
+pub use scheduling::{validate_node_selector_term, validate_tolerations};
 pub use security::is_valid_sysctl_name;
 
 /// `PodValidationOptions` (the options that matter for templates).

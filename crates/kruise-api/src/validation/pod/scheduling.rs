@@ -108,7 +108,8 @@ fn validate_node_field_selector_requirement(
     errs
 }
 
-fn validate_node_selector_term(
+/// `ValidateNodeSelectorTerm` (`allow_invalid`: `allowInvalidLabelValueInRequiredNodeAffinity`).
+pub fn validate_node_selector_term(
     term: &NodeSelectorTerm,
     allow_invalid: bool,
     path: &Path,
@@ -370,7 +371,7 @@ pub(crate) fn validate_affinity(
 }
 
 /// `ValidateTolerations`.
-pub(crate) fn validate_tolerations(tolerations: &[Toleration], path: &Path) -> ErrorList {
+pub fn validate_tolerations(tolerations: &[Toleration], path: &Path) -> ErrorList {
     let mut errs = ErrorList::new();
     for (i, t) in tolerations.iter().enumerate() {
         let p = path.index(i);
