@@ -374,6 +374,15 @@ pub fn typed_configurations(
         if !matches!(s.pod_scope, PodScope::Every) {
             use kruise_runtime::features::Feature;
             let gates = &s.webhooks.gates;
+            if e.name == "vuniteddeployment.kb.io" {
+                return Some(vec![MatchCondition {
+                    name: crate::scope::MATCH_CONDITION_NAME.to_owned(),
+                    expression: crate::scope::united_deployment_condition(
+                        gates.enabled(Feature::ResourcesDeletionProtection),
+                        s.webhooks.serves_name("muniteddeployment.kb.io"),
+                    ),
+                }]);
+            }
             if let Some(expression) = crate::scope::deletion_condition(
                 e.name,
                 gates.enabled(Feature::ResourcesDeletionProtection),

@@ -47,3 +47,4 @@ pub mod server;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod support;
+pub mod uniteddeployment;
