@@ -18,6 +18,7 @@ mod ephemeraljob;
 mod pod_sidecarset;
 mod podunavailablebudget;
 mod sidecarset;
+mod uniteddeployment;
 
 pub use sidecarset::KRUISE_NAMESPACE;
 
@@ -768,6 +769,11 @@ pub fn all() -> Vec<Corpus> {
         Corpus {
             name: "advancedcronjob-v1alpha1",
             cases: advancedcronjob::cases("v1alpha1"),
+            cluster: Vec::new(),
+        },
+        Corpus {
+            name: "uniteddeployment",
+            cases: uniteddeployment::cases(),
             cluster: Vec::new(),
         },
     ]

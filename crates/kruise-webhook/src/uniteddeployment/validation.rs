@@ -145,10 +145,33 @@ fn validate_spec(ud: &UnitedDeployment, path: &Path) -> ErrorList {
     errs
 }
 
-fn int_or_string_value(v: &IntOrString) -> Value {
+/// How apimachinery's field error shows a `*intstr.IntOrString` (dereferenced; the value type has
+/// no `String()` method, so Go's `%#v`): `intstr.IntOrString{Type:1, IntVal:0, StrVal:"50%"}`;
+/// a nil pointer shows as `"null"`.
+fn int_or_string_shown(v: Option<&IntOrString>) -> FieldValue {
     match v {
-        IntOrString::Int(i) => json!(i),
-        IntOrString::String(s) => json!(s),
+        None => FieldValue::Plain(json!("null")),
+        Some(IntOrString::Int(i)) => FieldValue::Go(format!(
+            "intstr.IntOrString{{Type:0, IntVal:{i}, StrVal:\"\"}}"
+        )),
+        Some(IntOrString::String(s)) => FieldValue::Go(format!(
+            "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
+            kruise_api::validation::gofmt::quote(s)
+        )),
+    }
+}
+
+/// A bad value as a field error shows it: a plain value, or Go's rendering of a typed one.
+#[derive(Clone)]
+enum FieldValue {
+    Plain(Value),
+    Go(String),
+}
+
+fn invalid_with(path: Path, v: FieldValue, detail: impl Into<String>) -> FieldError {
+    match v {
+        FieldValue::Plain(v) => FieldError::invalid(path, v, detail),
+        FieldValue::Go(t) => FieldError::invalid_stringer(path, t, detail),
     }
 }
 
@@ -168,28 +191,21 @@ fn validate_subset_replicas(expected: Option<i32>, subsets: &[Subset], path: &Pa
             has_replicas = true;
             match parse(expected, r) {
                 Ok(v) => replicas = v,
-                Err(e) => errs.push(FieldError::invalid(
+                Err(e) => errs.push(invalid_with(
                     p.child("replicas"),
-                    int_or_string_value(r),
+                    int_or_string_shown(Some(r)),
                     e,
                 )),
             }
         }
         sum += i64::from(replicas);
-        let shown_max = s
-            .max_replicas
-            .as_ref()
-            .map_or(Value::Null, int_or_string_value);
+        let shown_max = int_or_string_shown(s.max_replicas.as_ref());
         let mut min = 0;
         if let Some(m) = &s.min_replicas {
             has_capacity = true;
             match parse(expected, m) {
                 Ok(v) => min = v,
-                Err(e) => errs.push(FieldError::invalid(
-                    p.child("minReplicas"),
-                    shown_max.clone(),
-                    e,
-                )),
+                Err(e) => errs.push(invalid_with(p.child("minReplicas"), shown_max.clone(), e)),
             }
         }
         sum_min += i64::from(min);
@@ -199,16 +215,12 @@ fn validate_subset_replicas(expected: Option<i32>, subsets: &[Subset], path: &Pa
             has_capacity = true;
             match parse(expected, m) {
                 Ok(v) => max = v,
-                Err(e) => errs.push(FieldError::invalid(
-                    p.child("minReplicas"),
-                    shown_max.clone(),
-                    e,
-                )),
+                Err(e) => errs.push(invalid_with(p.child("minReplicas"), shown_max.clone(), e)),
             }
         }
         sum_max += i64::from(max);
         if min > max {
-            errs.push(FieldError::invalid(
+            errs.push(invalid_with(
                 p.child("minReplicas"),
                 shown_max,
                 format!("subset[{i}].minReplicas must be more than or equal to maxReplicas"),
@@ -440,7 +452,12 @@ fn replicaset_pod_template(ud: &UnitedDeployment, t: &PodTemplateSpec, path: &Pa
     }
     errs.extend(validate_template_with_claims(t, &[], path));
     let spec = t.spec.clone().unwrap_or_default();
-    let rp = spec.restart_policy.as_deref().unwrap_or("Always");
+    // Validated after OpenKruise's conversion, which defaults an empty policy to `Always`.
+    let rp = spec
+        .restart_policy
+        .as_deref()
+        .filter(|p| !p.is_empty())
+        .unwrap_or("Always");
     if rp != "Always" {
         errs.push(FieldError::not_supported(
             path.children(&["spec", "restartPolicy"]),
@@ -448,10 +465,9 @@ fn replicaset_pod_template(ud: &UnitedDeployment, t: &PodTemplateSpec, path: &Pa
             &["Always"],
         ));
     }
-    if let Some(d) = spec.active_deadline_seconds {
-        errs.push(FieldError::invalid(
+    if spec.active_deadline_seconds.is_some() {
+        errs.push(FieldError::forbidden(
             path.children(&["spec", "activeDeadlineSeconds"]),
-            d,
             "activeDeadlineSeconds in ReplicaSet is not Supported",
         ));
     }
