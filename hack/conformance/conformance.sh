@@ -7,7 +7,7 @@
 #
 # AREA is one of the rows of README's conformance table (CloneSet, StatefulSet, DaemonSet,
 # SidecarSet, SidecarResourcesPolicy, PodUnavailableBudget, DeletionProtection, BroadcastJob, AdvancedCronJob, EphemeralJob,
-# PersistentPodState, ResourceDistribution, WorkloadSpread), which carry the label filter and the specs this testbed
+# PersistentPodState, ResourceDistribution, WorkloadSpread, UnitedDeployment), which carry the label filter and the specs this testbed
 # cannot run (real kubelet, kruise-daemon, storage; EphemeralJob runs its pods on the real node); any other value is used as a ginkgo label
 # filter as it is. Environment: SKIP (overrides the skip regex), FOCUS (a ginkgo focus regex),
 # KEEP_TESTBED=1 (leave a testbed this script started running), NODES (kwok nodes when the
@@ -103,11 +103,21 @@ case "$AREA" in
     # API, which the tag's CRDs (kruise-rs' target) do not serve.
     SKIP_FILE='apps/v1beta1/workloadspread.go'
     AREA_SETUP=hack/conformance/workloadspread ;;
+  UnitedDeployment)
+    LABEL='UnitedDeployment'
+    # The four adaptive specs label the node named `ci-testing-worker` (OpenKruise's CI node):
+    # it is provided below as one more kwok node (Ready, untainted).
+    CI_TESTING_WORKER=1
+    DEFAULT_SKIP=''
+    # The module proxy's v1.9.0 also holds the same specs against a UnitedDeployment v1beta1
+    # API, which the tag's CRDs (kruise-rs' target) do not serve.
+    SKIP_FILE='apps/v1beta1/uniteddeployment.go' ;;
   *)
     LABEL="$AREA"
     DEFAULT_SKIP='' ;;
 esac
 REAL_NODE_PODS="${REAL_NODE_PODS:-0}"
+CI_TESTING_WORKER="${CI_TESTING_WORKER:-0}"
 SKIP="${SKIP-$DEFAULT_SKIP}"
 SKIP_FILE="${SKIP_FILE:-}"
 
@@ -174,6 +184,28 @@ if ! hack/testbed/testbed.sh status >/dev/null 2>&1; then
   hack/testbed/testbed.sh up --nodes "${NODES:-10}" >&2 || die "the testbed did not start"
 fi
 eval "$(hack/testbed/testbed.sh env)"
+if [ "$CI_TESTING_WORKER" = 1 ]; then
+  # Created idempotently; kwok (nodes labelled type=kwok) keeps it Ready.
+  kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Node
+metadata:
+  name: ci-testing-worker
+  annotations:
+    node.alpha.kubernetes.io/ttl: "0"
+    kwok.x-k8s.io/node: fake
+  labels:
+    type: kwok
+    kubernetes.io/arch: amd64
+    kubernetes.io/os: linux
+    kubernetes.io/hostname: ci-testing-worker
+    node-role.kubernetes.io/worker: ""
+spec: {}
+EOF
+  kubectl wait --for=condition=Ready node/ci-testing-worker --timeout=60s >/dev/null \
+    || die "node ci-testing-worker did not become Ready"
+  log "node ci-testing-worker (kwok) is Ready"
+fi
 # A manager left by `make demo` would fight with this one.
 hack/demo/demo.sh stop >/dev/null 2>&1 || true
 

@@ -58,6 +58,8 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(kruisev1alpha1.AdvancedCronJob{}),
 		reflect.TypeOf(kruisev1beta1.AdvancedCronJob{}),
 		reflect.TypeOf(policyv1alpha1.PodUnavailableBudget{}),
+		reflect.TypeOf(kruisev1alpha1.UnitedDeployment{}),
+		reflect.TypeOf(kruisev1alpha1.PersistentPodState{}),
 	}, core)
 }
 

@@ -797,6 +797,106 @@ statefulset:
   webhooks:
   - mstatefulset.kb.io
   - vstatefulset.kb.io
+uniteddeployment:
+  crds:
+  - uniteddeployments.apps.kruise.io
+  - clonesets.apps.kruise.io
+  - statefulsets.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - uniteddeployments
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - uniteddeployments/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - uniteddeployments/finalizers
+    verbs:
+    - update
+  - apiGroups:
+    - apps
+    resources:
+    - statefulsets
+    - deployments
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps
+    resources:
+    - statefulsets/status
+    - deployments/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - apps
+    resources:
+    - replicasets
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - clonesets
+    - statefulsets
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps
+    resources:
+    - controllerrevisions
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - watch
+    - patch
+    - delete
+  webhooks:
+  - muniteddeployment.kb.io
+  - vuniteddeployment.kb.io
 workloadspread:
   crds:
   - workloadspreads.apps.kruise.io
@@ -1251,6 +1351,29 @@ mutating:
     - UPDATE
     resources:
     - statefulsets
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /mutate-apps-kruise-io-v1alpha1-uniteddeployment
+      port: 443
+  failurePolicy: Fail
+  name: muniteddeployment.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - uniteddeployments
   sideEffects: None
   timeoutSeconds: 5
 validating:
@@ -1715,7 +1838,7 @@ validating:
       port: 443
   failurePolicy: Fail
   matchConditions:
-  - expression: 'false'
+  - expression: request.operation != 'DELETE'
     name: kruise-rs-pod-needs-kruise
   name: vuniteddeployment.kb.io
   rules:
@@ -1724,6 +1847,8 @@ validating:
     apiVersions:
     - v1alpha1
     operations:
+    - CREATE
+    - UPDATE
     - DELETE
     resources:
     - uniteddeployments

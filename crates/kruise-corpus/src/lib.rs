@@ -21,6 +21,7 @@ mod pod_workloadspread;
 mod podunavailablebudget;
 mod resourcedistribution;
 mod sidecarset;
+mod uniteddeployment;
 mod workloadspread;
 
 pub use sidecarset::KRUISE_NAMESPACE;
@@ -792,6 +793,11 @@ pub fn all() -> Vec<Corpus> {
         Corpus {
             name: "advancedcronjob-v1alpha1",
             cases: advancedcronjob::cases("v1alpha1"),
+            cluster: Vec::new(),
+        },
+        Corpus {
+            name: "uniteddeployment",
+            cases: uniteddeployment::cases(),
             cluster: Vec::new(),
         },
     ]

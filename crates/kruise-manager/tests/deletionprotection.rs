@@ -101,7 +101,7 @@ async fn protected_objects_are_refused_until_unprotected() {
         .await
         .expect("a Cascading Deployment with 0 replicas is deleted");
 
-    // UnitedDeployment (no controller runs it yet: the object only sits there): Always, then
+    // UnitedDeployment (its controller makes the subset workloads meanwhile): Always, then
     // Cascading with replicas, then 0 replicas; an unlabelled one goes without a webhook call.
     let uds: Api<UnitedDeployment> = ns.api();
     let ud = |name: &str, replicas: i32, label: Option<&str>| -> UnitedDeployment {

@@ -957,12 +957,12 @@ async fn deleted_secret_and_corrupted_ca_bundles_heal_themselves() {
     // A webhook this manager does not serve (e.g. left by an OpenKruise install) is removed, as
     // OpenKruise's controller does, and the installed list is kept in the `template` annotation.
     let foreign = json!({"op": "add", "path": "/webhooks/-", "value": {
-        "name": "muniteddeployment.kb.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+        "name": "mnodeimage.kb.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
         "failurePolicy": "Ignore",
-        "clientConfig": {"url": format!("https://127.0.0.1:{}/mutate-apps-kruise-io-uniteddeployment", f.port)},
+        "clientConfig": {"url": format!("https://127.0.0.1:{}/mutate-apps-kruise-io-v1alpha1-nodeimage", f.port)},
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
         "rules": [{"apiGroups": ["apps.kruise.io"], "apiVersions": ["v1alpha1"],
-                   "operations": ["CREATE"], "resources": ["uniteddeployments"]}]}});
+                   "operations": ["CREATE"], "resources": ["nodeimages"]}]}});
     mapi.patch(
         MUTATING,
         &PatchParams::default(),
@@ -975,7 +975,7 @@ async fn deleted_secret_and_corrupted_ca_bundles_heal_themselves() {
         async move {
             let cfg = mapi.get(MUTATING).await.ok()?;
             let names: Vec<String> = cfg.webhooks.clone()?.into_iter().map(|w| w.name).collect();
-            (!names.iter().any(|n| n == "muniteddeployment.kb.io")).then_some(cfg)
+            (!names.iter().any(|n| n == "mnodeimage.kb.io")).then_some(cfg)
         }
     })
     .await
@@ -988,7 +988,7 @@ async fn deleted_secret_and_corrupted_ca_bundles_heal_themselves() {
         .cloned()
         .unwrap_or_default();
     assert!(
-        template.contains("muniteddeployment.kb.io"),
+        template.contains("mnodeimage.kb.io"),
         "template annotation: {template}"
     );
     dry_run_cloneset(&cs_api, "probe")

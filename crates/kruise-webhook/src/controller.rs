@@ -459,6 +459,15 @@ pub fn typed_configurations(
         if !matches!(s.pod_scope, PodScope::Every) {
             use kruise_runtime::features::Feature;
             let gates = &s.webhooks.gates;
+            if e.name == "vuniteddeployment.kb.io" {
+                return Some(vec![MatchCondition {
+                    name: crate::scope::MATCH_CONDITION_NAME.to_owned(),
+                    expression: crate::scope::united_deployment_condition(
+                        gates.enabled(Feature::ResourcesDeletionProtection),
+                        s.webhooks.serves_name("muniteddeployment.kb.io"),
+                    ),
+                }]);
+            }
             if let Some(expression) = crate::scope::deletion_condition(
                 e.name,
                 gates.enabled(Feature::ResourcesDeletionProtection),
@@ -1354,8 +1363,8 @@ mod tests {
         let s = service_settings();
         let (mut m, _) = configurations(&s, "CA");
         assert!(prune_unserved(&m, &s.webhooks.paths()).is_none());
-        let foreign = json!({"name": "muniteddeployment.kb.io",
-            "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-uniteddeployment"}});
+        let foreign = json!({"name": "mnodeimage.kb.io",
+            "clientConfig": {"url": "https://127.0.0.1:9876/mutate-apps-kruise-io-v1alpha1-nodeimage"}});
         m["webhooks"].as_array_mut().unwrap().push(foreign);
         let pruned = prune_unserved(&m, &s.webhooks.paths()).unwrap();
         let served = registry::REGISTRY
@@ -1368,7 +1377,7 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .iter()
-                .all(|w| w["name"] != "muniteddeployment.kb.io")
+                .all(|w| w["name"] != "mnodeimage.kb.io")
         );
         let template: Vec<Value> = serde_json::from_str(
             pruned["metadata"]["annotations"][TEMPLATE_ANNOTATION]

@@ -49,4 +49,5 @@ pub mod server;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod support;
+pub mod uniteddeployment;
 pub mod workloadspread;

@@ -34,9 +34,11 @@ pub const VALIDATE_NAMESPACE: &str = "/validate-namespace";
 pub const VALIDATE_SERVICE: &str = "/validate-service";
 /// Deletion protection of Ingresses.
 pub const VALIDATE_INGRESS: &str = "/validate-ingress";
-/// UnitedDeployment validation (`vuniteddeployment.kb.io`): deletion protection only, until
-/// kruise-rs runs a UnitedDeployment controller.
+/// UnitedDeployment validation (`vuniteddeployment.kb.io`): create/update validation and
+/// deletion protection.
 pub const VALIDATE_UNITEDDEPLOYMENT: &str = "/validate-apps-kruise-io-v1alpha1-uniteddeployment";
+/// UnitedDeployment defaults (`muniteddeployment.kb.io`).
+pub const MUTATE_UNITEDDEPLOYMENT: &str = "/mutate-apps-kruise-io-v1alpha1-uniteddeployment";
 /// AdvancedCronJob defaults (both versions).
 pub const MUTATE_ADVANCEDCRONJOB: &str = "/mutate-apps-kruise-io-advancedcronjob";
 /// AdvancedCronJob validation (both versions).

@@ -13,7 +13,7 @@ use crate::paths;
 use crate::{
     HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset, daemonset,
     deletionprotection, ephemeraljob, persistentpodstate, pod, podunavailablebudget,
-    resourcedistribution, sidecarset, statefulset, workloadspread,
+    resourcedistribution, sidecarset, statefulset, uniteddeployment, workloadspread,
 };
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
@@ -160,6 +160,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(statefulset::mutate(r, c)),
+    },
+    AdmissionEntry {
+        name: "muniteddeployment.kb.io",
+        path: paths::MUTATE_UNITEDDEPLOYMENT,
+        webhook_type: WebhookType::Mutating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "uniteddeployments",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(uniteddeployment::mutate(r, c)),
     },
     AdmissionEntry {
         name: "vadvancedcronjob.kb.io",
@@ -403,19 +415,20 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         gate: None,
         handler: |r, c| Box::pin(workloadspread::validate(r, c)),
     },
-    // OpenKruise's webhook also validates creates and updates (`create;update;delete`); kruise-rs
-    // registers DELETE only (deletion protection) until it runs a UnitedDeployment controller.
+    // Create/update validation and deletion protection. A manager without the UnitedDeployment
+    // controller also serves it (deletion protection belongs to no controller): its
+    // `matchConditions` then send it deletions only (`scope::united_deployment_condition`).
     AdmissionEntry {
         name: "vuniteddeployment.kb.io",
         path: paths::VALIDATE_UNITEDDEPLOYMENT,
         webhook_type: WebhookType::Validating,
         api_group: KRUISE,
         api_versions: &["v1alpha1"],
-        operations: &["DELETE"],
+        operations: &["CREATE", "UPDATE", "DELETE"],
         resource: "uniteddeployments",
         skip_control_plane: false,
         gate: None,
-        handler: |r, c| Box::pin(deletionprotection::validate_united_deployment(r, c)),
+        handler: |r, c| Box::pin(uniteddeployment::validate(r, c)),
     },
 ];
 

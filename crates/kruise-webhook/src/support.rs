@@ -183,6 +183,9 @@ impl GoShaped for kruise_api::apps::v1alpha1::BroadcastJob {
 impl GoShaped for kruise_api::apps::v1beta1::BroadcastJob {
     const GO_TYPE: GoType = GoType::BroadcastJobV1beta1;
 }
+impl GoShaped for kruise_api::apps::v1alpha1::UnitedDeployment {
+    const GO_TYPE: GoType = GoType::UnitedDeployment;
+}
 impl GoShaped for kruise_api::policy::v1alpha1::PodUnavailableBudget {
     const GO_TYPE: GoType = GoType::PodUnavailableBudget;
 }

@@ -55,6 +55,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("sidecarset-v1beta1", 1000),
     ("statefulset-v1alpha1", 800),
     ("statefulset-v1beta1", 850),
+    ("uniteddeployment", 630),
 ];
 
 fn corpus_dir() -> PathBuf {

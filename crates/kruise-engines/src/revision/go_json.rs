@@ -61,6 +61,8 @@ pub enum GoType {
     AdvancedCronJobV1beta1,
     /// OpenKruise v1.9.0 `apps/v1alpha1.PersistentPodState`.
     PersistentPodState,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.UnitedDeployment`.
+    UnitedDeployment,
 }
 
 impl GoType {
@@ -82,6 +84,7 @@ impl GoType {
             GoType::AdvancedCronJobV1alpha1 => "apps/v1alpha1.AdvancedCronJob",
             GoType::AdvancedCronJobV1beta1 => "apps/v1beta1.AdvancedCronJob",
             GoType::PersistentPodState => "apps/v1alpha1.PersistentPodState",
+            GoType::UnitedDeployment => "apps/v1alpha1.UnitedDeployment",
         }
     }
 }

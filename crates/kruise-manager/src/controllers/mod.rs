@@ -15,6 +15,7 @@ pub mod podunavailablebudget;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;
 
 use std::sync::Arc;
@@ -593,6 +594,44 @@ pub const REGISTRY: &[ControllerEntry] = &[
             "vpodeviction.kb.io",
         ],
         gates: &[Feature::WorkloadSpread],
+    },
+    ControllerEntry {
+        name: uniteddeployment::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(uniteddeployment::setup(
+                ctx,
+                flags.workers(uniteddeployment::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule("apps.kruise.io", &["uniteddeployments"], READ_WRITE),
+                rule(
+                    "apps.kruise.io",
+                    &["uniteddeployments/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["uniteddeployments/finalizers"],
+                    &["update"],
+                ),
+                rule("apps", &["statefulsets", "deployments"], READ_WRITE),
+                rule(
+                    "apps",
+                    &["statefulsets/status", "deployments/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("apps", &["replicasets"], READ),
+                rule("apps.kruise.io", &["clonesets", "statefulsets"], READ_WRITE),
+                rule("apps", &["controllerrevisions"], READ_WRITE),
+                rule("", &["pods"], &["get", "list", "watch", "patch", "delete"]),
+            ]
+        },
+        workers: Some(3),
+        crds: uniteddeployment::CRDS,
+        webhooks: &["muniteddeployment.kb.io", "vuniteddeployment.kb.io"],
+        gates: &[],
     },
 ];
 

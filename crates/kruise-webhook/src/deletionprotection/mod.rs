@@ -11,8 +11,8 @@
 //! `crd_deletion_protection` metrics. CloneSets and Advanced StatefulSets are protected by their
 //! own validating webhooks ([`crate::common::validate_workload_deletion`]). UnitedDeployments
 //! (`vuniteddeployment.kb.io`, [`validate_united_deployment`]) are protected here too, as
-//! `Deployment`s are, until kruise-rs runs a UnitedDeployment controller: OpenKruise's webhook of
-//! that name also validates creates and updates, which arrive with the controller.
+//! `Deployment`s are; the same webhook validates their creates and updates
+//! ([`crate::uniteddeployment::validate`]) where the UnitedDeployment controller runs.
 //!
 //! The webhooks are called only for objects carrying the label (`scope::deletion_condition`),
 //! so with the manager down nothing else is refused.
@@ -118,13 +118,11 @@ pub async fn validate_workload(req: &Request, ctx: &HandlerContext) -> Response 
     )
 }
 
-/// `/validate-apps-kruise-io-v1alpha1-uniteddeployment` (`vuniteddeployment.kb.io`), DELETE
-/// only for now: OpenKruise's handler judges a deletion with `ValidateWorkloadDeletion(oldObj,
+/// The DELETE part of `/validate-apps-kruise-io-v1alpha1-uniteddeployment`
+/// (`vuniteddeployment.kb.io`, [`crate::uniteddeployment::validate`]): OpenKruise's handler judges a deletion with `ValidateWorkloadDeletion(oldObj,
 /// oldObj.Spec.Replicas)` (`Cascading` refuses only while `spec.replicas` is set and `> 0`; an
 /// absent `spec.replicas`, which OpenKruise's defaulting leaves absent, is not refused) and counts
-/// a refusal in `workload_deletion_protection` as `UnitedDeployment_<ns>_<name>`. Its create and
-/// update validation arrives with kruise-rs' UnitedDeployment controller; until then the
-/// webhook is registered for DELETE only.
+/// a refusal in `workload_deletion_protection` as `UnitedDeployment_<ns>_<name>`.
 pub async fn validate_united_deployment(req: &Request, ctx: &HandlerContext) -> Response {
     if req.operation != Operation::Delete || req.old_object.is_none() {
         return allow(req);

@@ -414,7 +414,8 @@ pub fn workloadspread_condition(webhook: &str, namespaces: &[String]) -> Option<
 
 /// The `matchConditions` expression of the deletion-protection webhooks
 /// ([`crate::deletionprotection::WEBHOOKS`]: `vbuiltin*`, `vcustomresourcedefinition`,
-/// `vnamespace`, `vservice`, `vingress`, and `vuniteddeployment`, DELETE only for now): their
+/// `vnamespace`, `vservice`, `vingress`, and for deletions `vuniteddeployment`, see
+/// [`united_deployment_condition`]): their
 /// handlers refuse only objects labelled `policy.kruise.io/delete-protection` while gate
 /// `ResourcesDeletionProtection` is on, so they are called only for those (never with the gate
 /// off). `None` for another webhook.
@@ -430,6 +431,23 @@ pub fn deletion_condition(webhook: &str, gate: bool) -> Option<String> {
     } else {
         "false".to_string()
     })
+}
+
+/// The `matchConditions` expression of `vuniteddeployment.kb.io`, which validates creates and
+/// updates (where a manager runs the UnitedDeployment controller: `validates_writes`, i.e. it
+/// serves `muniteddeployment.kb.io`) and protects deletions (objects labelled
+/// `policy.kruise.io/delete-protection` while `ResourcesDeletionProtection` is on, as
+/// [`deletion_condition`]): every create and update plus the protected deletions, or — a
+/// manager without the controller — the protected deletions only.
+pub fn united_deployment_condition(gate: bool, validates_writes: bool) -> String {
+    let delete =
+        deletion_condition("vuniteddeployment.kb.io", gate).unwrap_or_else(|| "false".to_string());
+    match (validates_writes, gate) {
+        (true, true) => format!("request.operation != 'DELETE' || {delete}"),
+        (true, false) => "request.operation != 'DELETE'".to_string(),
+        (false, true) => format!("request.operation == 'DELETE' && {delete}"),
+        (false, false) => "false".to_string(),
+    }
 }
 
 /// CEL true for a SidecarSet (either version) that can only select pods of namespace `ns`:

@@ -384,3 +384,34 @@ fn persistent_pod_states_call_for_the_pods_of_their_targets_in_their_namespace()
     let bare = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}});
     assert!(!eval(&expr, &bare, "a"));
 }
+
+#[test]
+fn united_deployment_webhook_sees_writes_only_with_the_controller() {
+    let labelled = json!({"metadata": {"name": "w",
+        "labels": {"policy.kruise.io/delete-protection": "Always"}}, "spec": {}});
+    let bare = json!({"metadata": {"name": "w"}, "spec": {}});
+    let with = united_deployment_condition(true, true);
+    assert!(eval_op(&with, "CREATE", bare.clone(), Value::Null));
+    assert!(eval_op(&with, "UPDATE", bare.clone(), bare.clone()));
+    assert!(eval_op(&with, "DELETE", Value::Null, labelled.clone()));
+    assert!(!eval_op(&with, "DELETE", Value::Null, bare.clone()));
+    let without = united_deployment_condition(true, false);
+    assert!(!eval_op(&without, "CREATE", bare.clone(), Value::Null));
+    assert!(!eval_op(
+        &without,
+        "UPDATE",
+        labelled.clone(),
+        labelled.clone()
+    ));
+    assert!(eval_op(&without, "DELETE", Value::Null, labelled.clone()));
+    assert!(!eval_op(&without, "DELETE", Value::Null, bare.clone()));
+    let gate_off = united_deployment_condition(false, true);
+    assert!(eval_op(&gate_off, "CREATE", bare.clone(), Value::Null));
+    assert!(!eval_op(&gate_off, "DELETE", Value::Null, labelled.clone()));
+    assert!(!eval_op(
+        &united_deployment_condition(false, false),
+        "DELETE",
+        Value::Null,
+        labelled
+    ));
+}

@@ -106,25 +106,27 @@ pub struct UnitedDeploymentSpec {
 }
 
 /// The workload template of a UnitedDeployment; exactly one field is set. The template's own
-/// `replicas` and partition are ignored (the UnitedDeployment sets them per subset).
+/// `replicas` and partition are ignored (the UnitedDeployment sets them per subset). The
+/// templates are boxed: four workload specs inline made decoding a UnitedDeployment overflow a
+/// worker thread's stack in debug builds.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SubsetTemplate {
     /// Subsets are upstream `apps/v1` StatefulSets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stateful_set_template: Option<StatefulSetTemplateSpec>,
+    pub stateful_set_template: Option<Box<StatefulSetTemplateSpec>>,
 
     /// Subsets are Kruise Advanced StatefulSets (`apps.kruise.io/v1beta1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub advanced_stateful_set_template: Option<AdvancedStatefulSetTemplateSpec>,
+    pub advanced_stateful_set_template: Option<Box<AdvancedStatefulSetTemplateSpec>>,
 
     /// Subsets are Kruise CloneSets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clone_set_template: Option<CloneSetTemplateSpec>,
+    pub clone_set_template: Option<Box<CloneSetTemplateSpec>>,
 
     /// Subsets are upstream `apps/v1` Deployments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deployment_template: Option<DeploymentTemplateSpec>,
+    pub deployment_template: Option<Box<DeploymentTemplateSpec>>,
 }
 
 /// Template of upstream StatefulSet subsets: metadata and spec of each subset StatefulSet.
@@ -527,6 +529,55 @@ pub struct UnitedDeploymentSubsetCondition {
     /// Human-readable details of the last transition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+/// `ParseSubsetReplicas`: an int (≥ 0) or a percentage of `ud_replicas` (`-1`: unset), rounded
+/// half up. Errors as OpenKruise's texts.
+pub fn parse_subset_replicas(ud_replicas: i32, v: &IntOrString) -> Result<i32, String> {
+    match v {
+        IntOrString::Int(i) => {
+            if *i < 0 {
+                return Err(format!("subset replicas ({i}) should not be less than 0"));
+            }
+            Ok(*i)
+        }
+        IntOrString::String(s) => {
+            if ud_replicas < 0 {
+                return Err(format!(
+                    "subsetReplicas ({s}) should not be string when unitedDeployment replicas is empty"
+                ));
+            }
+            let Some(int_part) = s.strip_suffix('%') else {
+                return Err(format!(
+                    "subset replicas ({s}) only support integer value or percentage value with a suffix '%'"
+                ));
+            };
+            let percent: i64 = int_part.parse::<i32>().map(i64::from).map_err(|e| {
+                format!(
+                    "subset replicas ({s}) should be correct percentage integer: {}",
+                    go_parse_int_error(int_part, &e)
+                )
+            })?;
+            if !(0..=100).contains(&percent) {
+                return Err(format!("subset replicas ({s}) should be in range [0, 100]"));
+            }
+            Ok((f64::from(ud_replicas) * percent as f64 / 100.0 + 0.5).floor() as i32)
+        }
+    }
+}
+
+/// Go's `strconv.ParseInt(s, 10, 32)` error text.
+fn go_parse_int_error(s: &str, e: &std::num::ParseIntError) -> String {
+    use std::num::IntErrorKind;
+    let what = match e.kind() {
+        IntErrorKind::PosOverflow | IntErrorKind::NegOverflow => "value out of range",
+        _ => "invalid syntax",
+    };
+    format!("strconv.ParseInt: parsing {}: {what}", go_quote(s))
+}
+
+fn go_quote(s: &str) -> String {
+    crate::validation::gofmt::quote(s)
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ fn validate_node_field_selector_requirement(
     errs
 }
 
-/// `ValidateNodeSelectorTerm`: each match expression and match field requirement.
+/// `ValidateNodeSelectorTerm` (`allow_invalid`: `allowInvalidLabelValueInRequiredNodeAffinity`).
 pub fn validate_node_selector_term(
     term: &NodeSelectorTerm,
     allow_invalid: bool,
