@@ -20,7 +20,7 @@ type output struct {
 
 func main() {
 	out := flag.String("out", "", "repository root to write the vectors under (required)")
-	inputs := flag.String("inputs", "inputs", "directory holding hash_inputs.jsonl, template_inputs.jsonl and sidecarset_hash_inputs.jsonl")
+	inputs := flag.String("inputs", "inputs", "directory holding hash_inputs.jsonl, template_inputs.jsonl, uniteddeployment_inputs.jsonl and sidecarset_hash_inputs.jsonl")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "golden: -out is required (the repository root, e.g. -out ../..)")
@@ -34,6 +34,9 @@ func main() {
 		}},
 		{"crates/kruise-engines/src/revision/template_vectors.tsv", func() ([]byte, error) {
 			return templateVectors(filepath.Join(*inputs, "template_inputs.jsonl"))
+		}},
+		{"crates/kruise-engines/src/revision/uniteddeployment_vectors.tsv", func() ([]byte, error) {
+			return unitedDeploymentVectors(filepath.Join(*inputs, "uniteddeployment_inputs.jsonl"))
 		}},
 		{"crates/kruise-engines/src/updatesort/go_sort_vectors.tsv", sortVectors},
 		{"crates/kruise-engines/src/sidecarset/hash_vectors.tsv", func() ([]byte, error) {

@@ -115,3 +115,45 @@ func strictUnmarshal(b []byte, v interface{}) error {
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
 }
+
+// getUnitedDeploymentPatch re-implements OpenKruise v1.9.0 `getUnitedDeploymentPatch`
+// (pkg/controller/uniteddeployment/revision.go): the UnitedDeployment is encoded with
+// encoding/json, decoded into a generic map, and {"spec":{"template":<spec.template with
+// "$patch":"replace">}} is encoded with encoding/json.
+func getUnitedDeploymentPatch(ud *appsv1alpha1.UnitedDeployment) ([]byte, error) {
+	str, err := json.Marshal(ud)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]interface{}
+	_ = json.Unmarshal(str, &raw)
+	objCopy := make(map[string]interface{})
+	specCopy := make(map[string]interface{})
+	spec := raw["spec"].(map[string]interface{})
+	template := spec["template"].(map[string]interface{})
+	specCopy["template"] = template
+	template["$patch"] = "replace"
+	objCopy["spec"] = specCopy
+	return json.Marshal(objCopy)
+}
+
+// unitedDeploymentVectors: `<subset template JSON as written>\t<revision data>\t<hash, count
+// 0>\t<hash, count 3>` per input line.
+func unitedDeploymentVectors(inputPath string) ([]byte, error) {
+	var out bytes.Buffer
+	zero, three := int32(0), int32(3)
+	err := eachLine(inputPath, func(line string) error {
+		var tpl appsv1alpha1.SubsetTemplate
+		if err := strictUnmarshal([]byte(line), &tpl); err != nil {
+			return err
+		}
+		ud := &appsv1alpha1.UnitedDeployment{Spec: appsv1alpha1.UnitedDeploymentSpec{Template: tpl}}
+		data, err := getUnitedDeploymentPatch(ud)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&out, "%s\t%s\t%s\t%s\n", line, data, hash(data, &zero), hash(data, &three))
+		return nil
+	})
+	return out.Bytes(), err
+}

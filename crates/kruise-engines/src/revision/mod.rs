@@ -145,6 +145,51 @@ pub fn template_patch(template: &PodTemplateSpec) -> Result<Value, RevisionError
     Ok(Value::Object(root))
 }
 
+/// UnitedDeployment revision data: `{"spec":{"template":{<spec.template>,"$patch":"replace"}}}`,
+/// the subset template (`None`: Go's zero `SubsetTemplate`, `{}`) normalised as Go OpenKruise
+/// encodes a `UnitedDeployment`'s `spec.template` ([`go_json::normalize_field`]: zero values of
+/// non-`omitempty` fields written, empty `omitempty` ones dropped), so [`hash_revision`] of the
+/// result names the revision as OpenKruise v1.9.0's `getUnitedDeploymentPatch` +
+/// `HashControllerRevision` do (pkg/controller/uniteddeployment/revision.go) and a manager swap
+/// keeps every subset's revision.
+///
+/// Errors: [`RevisionError::Encode`] if the template cannot be serialised (not expected).
+pub fn united_deployment_patch(
+    template: Option<&kruise_api::apps::v1alpha1::SubsetTemplate>,
+) -> Result<Value, RevisionError> {
+    let mut tpl = serde_json::to_value(template).map_err(|source| RevisionError::Encode {
+        what: "UnitedDeployment template",
+        source,
+    })?;
+    if !tpl.is_object() {
+        tpl = Value::Object(Map::new());
+    }
+    // k8s-openapi writes `apiVersion`/`kind` on every PersistentVolumeClaim; Go's typed claims
+    // in a template carry none unless the user wrote them (which the typed object cannot tell).
+    for kind in ["statefulSetTemplate", "advancedStatefulSetTemplate"] {
+        let path = format!("/{kind}/spec/volumeClaimTemplates");
+        if let Some(Value::Array(claims)) = tpl.pointer_mut(&path) {
+            for claim in claims.iter_mut().filter_map(Value::as_object_mut) {
+                claim.remove("apiVersion");
+                claim.remove("kind");
+            }
+        }
+    }
+    go_json::normalize_field(
+        &mut tpl,
+        go_json::GoType::UnitedDeployment,
+        &["spec", "template"],
+    );
+    if let Value::Object(map) = &mut tpl {
+        map.insert("$patch".to_owned(), Value::String("replace".to_owned()));
+    }
+    let mut spec = Map::new();
+    spec.insert("template".to_owned(), tpl);
+    let mut root = Map::new();
+    root.insert("spec".to_owned(), Value::Object(spec));
+    Ok(Value::Object(root))
+}
+
 /// The pod template stored in a revision made by [`template_patch`] (or by Go OpenKruise): applying
 /// the data replaces the whole template, so the template is `data.spec.template` without the
 /// `$patch` directive.

@@ -463,3 +463,29 @@ fn a_template_encoded_by_another_go_version_is_equivalent() {
         &rev(serde_json::json!({"x": 1}))
     ));
 }
+
+/// `<SubsetTemplate JSON>\t<revision data>\t<hash, count 0>\t<hash, count 3>` per line, from
+/// OpenKruise's `getUnitedDeploymentPatch` logic and `HashControllerRevision` run in Go
+/// (`make golden`, hack/golden/inputs/uniteddeployment_inputs.jsonl): one case per subset kind.
+const UNITED_DEPLOYMENT_VECTORS_TSV: &str = include_str!("uniteddeployment_vectors.tsv");
+
+#[test]
+fn united_deployment_patch_matches_go_openkruise_bytes_and_hashes() {
+    let mut n = 0;
+    for line in UNITED_DEPLOYMENT_VECTORS_TSV.lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        assert_eq!(cols.len(), 4, "{line}");
+        let template: kruise_api::apps::v1alpha1::SubsetTemplate =
+            serde_json::from_str(cols[0]).unwrap();
+        let data = united_deployment_patch(Some(&template)).unwrap();
+        assert_eq!(go_json::to_string(&data), cols[1], "{}", cols[0]);
+        assert_eq!(hash_revision(&data, Some(0)), cols[2]);
+        assert_eq!(hash_revision(&data, Some(3)), cols[3]);
+        n += 1;
+    }
+    assert!(n >= 4);
+    assert_eq!(
+        go_json::to_string(&united_deployment_patch(None).unwrap()),
+        r#"{"spec":{"template":{"$patch":"replace"}}}"#
+    );
+}

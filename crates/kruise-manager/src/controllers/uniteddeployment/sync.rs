@@ -976,15 +976,12 @@ fn aggregate(errs: &[String]) -> String {
     }
 }
 
-/// `getUnitedDeploymentPatch`: `{"spec":{"template":{…,"$patch":"replace"}}}`.
+/// `getUnitedDeploymentPatch`: `{"spec":{"template":{…,"$patch":"replace"}}}`, byte for byte as
+/// OpenKruise writes it ([`revision::united_deployment_patch`]), so a swapped manager keeps the
+/// revision names.
 fn revision_data(ud: &UnitedDeployment) -> Result<Value, Error> {
-    let mut template =
-        serde_json::to_value(ud.spec.template.as_ref()).map_err(|e| Error::Other(e.to_string()))?;
-    if !template.is_object() {
-        template = json!({});
-    }
-    template["$patch"] = json!("replace");
-    Ok(json!({"spec": {"template": template}}))
+    revision::united_deployment_patch(ud.spec.template.as_ref())
+        .map_err(|e| Error::Other(e.to_string()))
 }
 
 /// The labels of the revision: the template's metadata labels (none for a CloneSet template,
