@@ -121,6 +121,60 @@ pub fn float_v(f: f64) -> String {
     format!("{f}")
 }
 
+/// `%#v` of a `[]string`: `[]string{"a", "b"}` (`[]string(nil)` for none).
+pub fn string_slice_sharp_v(v: Option<&[String]>) -> String {
+    match v {
+        None => "[]string(nil)".to_owned(),
+        Some(v) => format!(
+            "[]string{{{}}}",
+            v.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// `%#v` of a `metav1.LabelSelector` value: `v1.LabelSelector{MatchLabels:map[string]string{…},
+/// MatchExpressions:[]v1.LabelSelectorRequirement{…}}` (map keys sorted, as `fmt` prints them;
+/// `(nil)` forms for absent fields).
+pub fn label_selector_sharp_v(s: &LabelSelector) -> String {
+    let labels = match &s.match_labels {
+        None => "map[string]string(nil)".to_owned(),
+        Some(m) => format!(
+            "map[string]string{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}:{}", quote(k), quote(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let exprs = match &s.match_expressions {
+        None => "[]v1.LabelSelectorRequirement(nil)".to_owned(),
+        Some(e) => format!(
+            "[]v1.LabelSelectorRequirement{{{}}}",
+            e.iter()
+                .map(|r| format!(
+                    "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}",
+                    quote(&r.key),
+                    quote(&r.operator),
+                    string_slice_sharp_v(r.values.as_deref())
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!("v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{exprs}}}")
+}
+
+/// `%#v` of a `v1alpha1.TargetReference` (the PodUnavailableBudget and PersistentPodState
+/// kinds share the Go rendering): `v1alpha1.TargetReference{APIVersion:"…", Kind:"…", Name:"…"}`.
+pub fn target_reference_sharp_v(api_version: &str, kind: &str, name: &str) -> String {
+    format!(
+        "v1alpha1.TargetReference{{APIVersion:{}, Kind:{}, Name:{}}}",
+        quote(api_version),
+        quote(kind),
+        quote(name)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -162,12 +162,7 @@ pub fn validate_conflict<'a>(
 
 /// Go's `%#v` of a `v1alpha1.TargetReference`.
 fn go_target_reference(r: &TargetReference) -> String {
-    format!(
-        "v1alpha1.TargetReference{{APIVersion:{}, Kind:{}, Name:{}}}",
-        quote(&r.api_version),
-        quote(&r.kind),
-        quote(&r.name)
-    )
+    kruise_api::validation::gofmt::target_reference_sharp_v(&r.api_version, &r.kind, &r.name)
 }
 
 /// Go's `%#v` of a `v1alpha1.PersistentPodStateSpec` whose required topology is nil (the only

@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelecto
 use kruise_api::keys;
 use kruise_api::policy::v1alpha1::{PodUnavailableBudget, TargetReference, pub_operation};
 use kruise_api::validation::field::{ErrorList, FieldError, Path};
-use kruise_api::validation::gofmt::quote;
+use kruise_api::validation::gofmt;
 use kruise_api::validation::intstr::{
     is_not_more_than_100_percent, validate_positive_int_or_percent,
 };
@@ -180,14 +180,14 @@ fn validate_spec(obj: &PodUnavailableBudget, path: &Path) -> ErrorList {
             if n == 0 {
                 errs.push(FieldError::invalid_stringer(
                     field.clone(),
-                    label_selector_sharp_v(sel),
+                    gofmt::label_selector_sharp_v(sel),
                     "empty selector is not valid for PodUnavailableBudget.",
                 ));
             }
             if label_selector_as_selector_error(sel).is_some() {
                 errs.push(FieldError::invalid_stringer(
                     field,
-                    label_selector_sharp_v(sel),
+                    gofmt::label_selector_sharp_v(sel),
                     "",
                 ));
             }
@@ -258,7 +258,7 @@ pub fn validate_conflicts<'a>(
             (_, (Some(cur), Some(theirs))) if is_selector_loose_overlap(cur, theirs) => {
                 return vec![FieldError::invalid_stringer(
                     path.child("selector"),
-                    label_selector_sharp_v(cur),
+                    gofmt::label_selector_sharp_v(cur),
                     format!(
                         "pub.spec.selector is in conflict with other PodUnavailableBudget {other_name}"
                     ),
@@ -320,51 +320,8 @@ fn exp_overlap(e1: &LabelSelectorRequirement, e2: &LabelSelectorRequirement) -> 
 
 /// Go's `%#v` of a `v1alpha1.TargetReference`.
 fn target_reference_sharp_v(r: &TargetReference) -> String {
-    let s = |v: &Option<String>| quote(v.as_deref().unwrap_or(""));
-    format!(
-        "v1alpha1.TargetReference{{APIVersion:{}, Kind:{}, Name:{}}}",
-        s(&r.api_version),
-        s(&r.kind),
-        s(&r.name)
-    )
-}
-
-/// Go's `%#v` of a `v1.LabelSelector` (map keys sorted, as `fmt` prints them).
-fn label_selector_sharp_v(sel: &LabelSelector) -> String {
-    let labels = match &sel.match_labels {
-        None => "map[string]string(nil)".to_string(),
-        Some(m) => format!(
-            "map[string]string{{{}}}",
-            m.iter()
-                .map(|(k, v)| format!("{}:{}", quote(k), quote(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let exprs = match &sel.match_expressions {
-        None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
-        Some(list) => format!(
-            "[]v1.LabelSelectorRequirement{{{}}}",
-            list.iter()
-                .map(|e| {
-                    let values = match &e.values {
-                        None => "[]string(nil)".to_string(),
-                        Some(v) => format!(
-                            "[]string{{{}}}",
-                            v.iter().map(|x| quote(x)).collect::<Vec<_>>().join(", ")
-                        ),
-                    };
-                    format!(
-                        "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{values}}}",
-                        quote(&e.key),
-                        quote(&e.operator)
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    format!("v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{exprs}}}")
+    let s = |v: &Option<String>| v.as_deref().unwrap_or("").to_owned();
+    gofmt::target_reference_sharp_v(&s(&r.api_version), &s(&r.kind), &s(&r.name))
 }
 
 #[cfg(test)]
@@ -435,7 +392,7 @@ mod tests {
     #[test]
     fn go_renderings() {
         assert_eq!(
-            label_selector_sharp_v(&sel(&[("app", "web")], &[])),
+            gofmt::label_selector_sharp_v(&sel(&[("app", "web")], &[])),
             r#"v1.LabelSelector{MatchLabels:map[string]string{"app":"web"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}"#
         );
         assert_eq!(

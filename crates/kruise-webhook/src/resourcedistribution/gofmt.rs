@@ -1,11 +1,13 @@
 //! Go's `%#v` of the values OpenKruise's ResourceDistribution webhook puts into field errors
 //! (apimachinery v0.32 prints a struct value that has no `String()` method that way).
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kruise_api::apps::v1alpha1::{
     ResourceDistributionTargetNamespaces, ResourceDistributionTargets,
 };
 use kruise_api::validation::gofmt::{float_v, quote};
+pub use kruise_api::validation::gofmt::{
+    label_selector_sharp_v as label_selector, string_slice_sharp_v as string_slice,
+};
 use serde_json::Value;
 
 /// `%#v` of a value of an `unstructured` object's map (`map[string]interface {}`,
@@ -38,47 +40,6 @@ fn interface(v: &Value) -> String {
 /// `%#v` of an `unstructured.Unstructured` holding `obj`.
 pub fn unstructured(obj: &Value) -> String {
     format!("unstructured.Unstructured{{Object:{}}}", interface(obj))
-}
-
-/// `%#v` of a `[]string` (`[]string(nil)` for none).
-pub fn string_slice(v: Option<&[String]>) -> String {
-    match v {
-        None => "[]string(nil)".to_owned(),
-        Some(v) => format!(
-            "[]string{{{}}}",
-            v.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ")
-        ),
-    }
-}
-
-/// `%#v` of a `metav1.LabelSelector` value.
-pub fn label_selector(s: &LabelSelector) -> String {
-    let labels = match &s.match_labels {
-        None => "map[string]string(nil)".to_owned(),
-        Some(m) => format!(
-            "map[string]string{{{}}}",
-            m.iter()
-                .map(|(k, v)| format!("{}:{}", quote(k), quote(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let exprs = match &s.match_expressions {
-        None => "[]v1.LabelSelectorRequirement(nil)".to_owned(),
-        Some(e) => format!(
-            "[]v1.LabelSelectorRequirement{{{}}}",
-            e.iter()
-                .map(|r| format!(
-                    "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}",
-                    quote(&r.key),
-                    quote(&r.operator),
-                    string_slice(r.values.as_deref())
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    format!("v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{exprs}}}")
 }
 
 /// `%#v` of a `v1alpha1.ResourceDistributionTargetNamespaces` value.
