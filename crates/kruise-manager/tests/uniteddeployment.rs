@@ -16,8 +16,8 @@ use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1alpha1::{CloneSet, UnitedDeployment};
 use kruise_api::apps::v1beta1::StatefulSet as AdvancedStatefulSet;
-use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::{TestEnv, TestNamespace, install_crds, wait_for, wait_for_object};
+use kruise_e2e::manager::TestManager;
+use kruise_e2e::{TestEnv, TestNamespace, wait_for, wait_for_object};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -29,15 +29,14 @@ const REVISION: &str = "apps.kruise.io/controller-revision-hash";
 const RESERVED: &str = "apps.kruise.io/united-deployment-reserved-pod";
 
 async fn setup(prefix: &str) -> (TestEnv, TestNamespace, TestManager) {
-    let env = TestEnv::connect().await.expect("testbed");
-    install_crds(&env).await.expect("CRDs");
-    kruise_e2e::ensure_kwok_nodes(&env, 3)
-        .await
-        .expect("kwok nodes");
-    let ns = env.namespace(prefix).await.unwrap();
-    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name());
-    let manager = TestManager::start(spec, TIMEOUT).await;
-    (env, ns, manager)
+    TestManager::setup(
+        env!("CARGO_BIN_EXE_kruise-manager"),
+        prefix,
+        &[],
+        3,
+        TIMEOUT,
+    )
+    .await
 }
 
 fn pod_template(app: &str, image: &str) -> Value {

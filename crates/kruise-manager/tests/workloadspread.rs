@@ -15,8 +15,8 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1alpha1::{CloneSet, WorkloadSpread};
-use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::{TestEnv, TestNamespace, install_crds, wait_for, wait_for_object};
+use kruise_e2e::manager::TestManager;
+use kruise_e2e::{TestEnv, TestNamespace, wait_for, wait_for_object};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
@@ -25,15 +25,14 @@ const ANNOTATION: &str = "apps.kruise.io/matched-workloadspread";
 const COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 
 async fn setup(prefix: &str) -> (TestEnv, TestNamespace, TestManager) {
-    let env = TestEnv::connect().await.expect("testbed");
-    install_crds(&env).await.expect("CRDs");
-    kruise_e2e::ensure_kwok_nodes(&env, 3)
-        .await
-        .expect("kwok nodes");
-    let ns = env.namespace(prefix).await.unwrap();
-    let spec = ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name());
-    let manager = TestManager::start(spec, TIMEOUT).await;
-    (env, ns, manager)
+    TestManager::setup(
+        env!("CARGO_BIN_EXE_kruise-manager"),
+        prefix,
+        &[],
+        3,
+        TIMEOUT,
+    )
+    .await
 }
 
 fn zone_subset(name: &str, zone: &str, max: Option<Value>) -> Value {
