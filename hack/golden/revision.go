@@ -41,14 +41,15 @@ func hashVectors(inputPath string) ([]byte, error) {
 	return out.Bytes(), err
 }
 
-// getPatch re-implements OpenKruise v1.9.0 `realControl.getPatch`
-// (pkg/controller/cloneset/revision/cloneset_revision.go) with `commonControl.SetRevisionTemplate`
-// (pkg/controller/cloneset/core/cloneset_core.go): the CloneSet is encoded (runtime.Encode with
-// the legacy JSON codec, which is encoding/json's Encoder underneath; apiVersion/kind do not
-// reach the result), decoded into a generic map, and {"spec":{"template":<spec.template with
-// "$patch":"replace">}} is encoded with encoding/json.
-func getPatch(cs *appsv1alpha1.CloneSet) ([]byte, error) {
-	str, err := json.Marshal(cs)
+// specTemplatePatch is the body OpenKruise v1.9.0 shares between `realControl.getPatch`
+// (pkg/controller/cloneset/revision/cloneset_revision.go, with `commonControl.SetRevisionTemplate`
+// of pkg/controller/cloneset/core/cloneset_core.go) and `getUnitedDeploymentPatch`
+// (pkg/controller/uniteddeployment/revision.go): the object is encoded (for the CloneSet
+// runtime.Encode with the legacy JSON codec, which is encoding/json's Encoder underneath;
+// apiVersion/kind do not reach the result), decoded into a generic map, and
+// {"spec":{"template":<spec.template with "$patch":"replace">}} is encoded with encoding/json.
+func specTemplatePatch(obj interface{}) ([]byte, error) {
+	str, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func templateVectors(inputPath string) ([]byte, error) {
 			return err
 		}
 		cs := &appsv1alpha1.CloneSet{Spec: appsv1alpha1.CloneSetSpec{Template: tpl}}
-		data, err := getPatch(cs)
+		data, err := specTemplatePatch(cs)
 		if err != nil {
 			return err
 		}
@@ -116,27 +117,6 @@ func strictUnmarshal(b []byte, v interface{}) error {
 	return dec.Decode(v)
 }
 
-// getUnitedDeploymentPatch re-implements OpenKruise v1.9.0 `getUnitedDeploymentPatch`
-// (pkg/controller/uniteddeployment/revision.go): the UnitedDeployment is encoded with
-// encoding/json, decoded into a generic map, and {"spec":{"template":<spec.template with
-// "$patch":"replace">}} is encoded with encoding/json.
-func getUnitedDeploymentPatch(ud *appsv1alpha1.UnitedDeployment) ([]byte, error) {
-	str, err := json.Marshal(ud)
-	if err != nil {
-		return nil, err
-	}
-	var raw map[string]interface{}
-	_ = json.Unmarshal(str, &raw)
-	objCopy := make(map[string]interface{})
-	specCopy := make(map[string]interface{})
-	spec := raw["spec"].(map[string]interface{})
-	template := spec["template"].(map[string]interface{})
-	specCopy["template"] = template
-	template["$patch"] = "replace"
-	objCopy["spec"] = specCopy
-	return json.Marshal(objCopy)
-}
-
 // unitedDeploymentVectors: `<subset template JSON as written>\t<revision data>\t<hash, count
 // 0>\t<hash, count 3>` per input line.
 func unitedDeploymentVectors(inputPath string) ([]byte, error) {
@@ -148,7 +128,7 @@ func unitedDeploymentVectors(inputPath string) ([]byte, error) {
 			return err
 		}
 		ud := &appsv1alpha1.UnitedDeployment{Spec: appsv1alpha1.UnitedDeploymentSpec{Template: tpl}}
-		data, err := getUnitedDeploymentPatch(ud)
+		data, err := specTemplatePatch(ud)
 		if err != nil {
 			return err
 		}
