@@ -165,6 +165,12 @@ cleanup() {
     done
     log "manager stopped; its webhook configurations removed and CRD conversion reset"
   fi
+  if [ -n "${AREA_SETUP:-}" ] && [ "${area_setup_applied:-0}" = 1 ]; then
+    # The area's fixtures are cluster-wide (CRDs, kruise-system/kruise-configuration): a later
+    # run or test must not find them.
+    kubectl delete --ignore-not-found --wait=false -f "$AREA_SETUP" >/dev/null 2>&1 || true
+    log "the area's fixtures ($AREA_SETUP) removed"
+  fi
   if [ "${real_node_pods_on:-0}" = 1 ]; then
     for n in $(kubectl get nodes -l type=kwok -o name 2>/dev/null); do kubectl uncordon "$n" >/dev/null 2>&1 || true; done
     kubectl taint node -l type=real kruise-rs.io/real-node=true:NoSchedule --overwrite >/dev/null 2>&1 || true
@@ -222,6 +228,7 @@ kubectl create namespace kruise-system >/dev/null 2>&1 || true
 if [ -n "${AREA_SETUP:-}" ]; then
   # The area's own fixtures (CRDs, ConfigMap keys), before the manager starts.
   log "applying the area's fixtures ($AREA_SETUP)"
+  area_setup_applied=1
   kubectl apply --server-side --force-conflicts --field-manager="kruise-conformance-$AREA" -f "$AREA_SETUP" >/dev/null
   kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
 fi

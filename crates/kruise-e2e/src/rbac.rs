@@ -100,5 +100,85 @@ pub fn bound_kubeconfig(
         .map_err(|e| Error::Command(format!("encoding the kubeconfig: {e}")))?;
     std::fs::write(&guard.path, yaml)
         .map_err(|e| Error::Command(format!("writing {}: {e}", guard.path.display())))?;
+    wait_effective(&guard.path, &manifest, account)?;
     Ok(guard)
+}
+
+/// Waits (up to a minute) until every rule of the ClusterRole in `manifest` is granted to the
+/// kubeconfig's user: the API server authorizes from informers of roles and bindings, so a
+/// binding just created can still be refused for a moment, and a component started right away
+/// would log transient `forbidden` errors that are not a gap in the role. One `kubectl auth
+/// can-i` per rule (its first verb on its first concrete resource, in every namespace).
+///
+/// # Errors
+/// [`Error::Command`] naming the rule still refused after a minute.
+fn wait_effective(kubeconfig: &std::path::Path, manifest: &str, account: &str) -> Result<()> {
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    use serde::Deserialize;
+    let mut checks: Vec<Vec<String>> = Vec::new();
+    for doc in serde_yaml_ng::Deserializer::from_str(manifest) {
+        let Ok(role) = ClusterRole::deserialize(doc) else {
+            continue;
+        };
+        for rule in role.rules.unwrap_or_default() {
+            let group = rule
+                .api_groups
+                .as_ref()
+                .and_then(|g| g.first())
+                .filter(|g| g.as_str() != "*");
+            let resource = rule
+                .resources
+                .as_ref()
+                .and_then(|r| r.iter().find(|r| !r.contains('*')));
+            let (Some(group), Some(resource), Some(verb)) = (
+                group,
+                resource,
+                rule.verbs.iter().find(|v| v.as_str() != "*"),
+            ) else {
+                continue;
+            };
+            let (resource, sub) = match resource.split_once('/') {
+                Some((r, s)) => (r, Some(s)),
+                None => (resource.as_str(), None),
+            };
+            let name = if group.is_empty() {
+                resource.to_owned()
+            } else {
+                format!("{resource}.{group}")
+            };
+            let mut args = vec![
+                "auth".into(),
+                "can-i".into(),
+                verb.clone(),
+                name,
+                "-A".into(),
+            ];
+            if let Some(sub) = sub {
+                args.extend(["--subresource".into(), sub.to_owned()]);
+            }
+            checks.push(args);
+        }
+    }
+    if checks.is_empty() {
+        return Err(Error::Command(format!(
+            "no rule of the ClusterRole for {account} could be checked (manifest not a ClusterRole?)"
+        )));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for args in &checks {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        loop {
+            if crate::kubectl_with(kubeconfig, &args, None)?.success {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(Error::Command(format!(
+                    "ServiceAccount {account} is still refused `kubectl {}` a minute after binding",
+                    args.join(" ")
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+    Ok(())
 }

@@ -1337,7 +1337,11 @@ async fn manager_runs_with_the_generated_cluster_role_only() {
     let path = bound.path.clone();
 
     let m = Manager::start_spec(
-        ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name()).kubeconfig(&path),
+        // Installed in its own namespace: what it reads there (kruise-configuration, its
+        // certificate) is this test's, not what other runs left in kruise-system.
+        ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ns.name())
+            .kubeconfig(&path)
+            .pod_namespace(ns.name()),
     )
     .await;
     let api = ns.api::<CloneSet>();
