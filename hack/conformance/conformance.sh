@@ -96,8 +96,10 @@ case "$AREA" in
   WorkloadSpread)
     # All ten specs run on kwok (they need more than two untainted worker nodes); the job-like
     # one needs the TFJob CRD and the kruise-configuration whitelist of
-    # hack/conformance/workloadspread/ (AREA_SETUP).
+    # hack/conformance/workloadspread/ (AREA_SETUP), and exactly three schedulable nodes (its
+    # Advanced DaemonSet must report numberReady 3).
     LABEL='WorkloadSpread'
+    SCHEDULABLE_NODES=3
     DEFAULT_SKIP=''
     # As for CloneSet: the module proxy's v1.9.0 also holds specs of a WorkloadSpread v1beta1
     # API, which the tag's CRDs (kruise-rs' target) do not serve.
@@ -165,6 +167,11 @@ cleanup() {
     done
     log "manager stopped; its webhook configurations removed and CRD conversion reset"
   fi
+  if [ "${ci_testing_worker_created:-0}" = 1 ]; then
+    # One more schedulable node would change what other areas' specs count.
+    kubectl delete node ci-testing-worker --ignore-not-found --wait=false >/dev/null 2>&1 || true
+    log "node ci-testing-worker removed"
+  fi
   if [ -n "${AREA_SETUP:-}" ] && [ "${area_setup_applied:-0}" = 1 ]; then
     # The area's fixtures are cluster-wide (CRDs, kruise-system/kruise-configuration): a later
     # run or test must not find them.
@@ -185,11 +192,18 @@ cleanup() {
 trap cleanup EXIT
 
 if ! hack/testbed/testbed.sh status >/dev/null 2>&1; then
-  log "starting the testbed (${NODES:-10} kwok nodes)"
+  NODES="${NODES:-${SCHEDULABLE_NODES:-10}}"
+  log "starting the testbed ($NODES kwok nodes)"
   started_testbed=1
-  hack/testbed/testbed.sh up --nodes "${NODES:-10}" >&2 || die "the testbed did not start"
+  hack/testbed/testbed.sh up --nodes "$NODES" >&2 || die "the testbed did not start"
 fi
 eval "$(hack/testbed/testbed.sh env)"
+if [ -n "${SCHEDULABLE_NODES:-}" ] && [ "$CI_TESTING_WORKER" != 1 ]; then
+  # Nodes without a NoSchedule/NoExecute taint (the real nodes are tainted); a node left by an
+  # earlier run (e.g. ci-testing-worker) would change what the specs count.
+  n=$(kubectl get nodes -o json | python3 -c 'import json,sys; print(sum(1 for n in json.load(sys.stdin)["items"] if not any(t.get("effect") in ("NoSchedule","NoExecute") for t in n["spec"].get("taints") or []) and not n["spec"].get("unschedulable")))')
+  [ "$n" = "$SCHEDULABLE_NODES" ] || die "area $AREA needs exactly $SCHEDULABLE_NODES schedulable nodes, the testbed has $n (kubectl get nodes; a testbed started with --nodes $SCHEDULABLE_NODES has them)"
+fi
 if [ "$CI_TESTING_WORKER" = 1 ]; then
   # Created idempotently; kwok (nodes labelled type=kwok) keeps it Ready.
   kubectl apply -f - >/dev/null <<'EOF'
@@ -208,6 +222,7 @@ metadata:
     node-role.kubernetes.io/worker: ""
 spec: {}
 EOF
+  ci_testing_worker_created=1
   kubectl wait --for=condition=Ready node/ci-testing-worker --timeout=60s >/dev/null \
     || die "node ci-testing-worker did not become Ready"
   log "node ci-testing-worker (kwok) is Ready"
