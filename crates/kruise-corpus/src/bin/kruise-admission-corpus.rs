@@ -505,19 +505,35 @@ async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value>
         items.sort_by_key(name_of);
         Value::Array(items.into_iter().map(clean).collect())
     }
-    let set = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet"});
-    let sets: Vec<Value> = dynamic_api(client, &set)?
-        .list(&Default::default())
-        .await?
-        .items
-        .into_iter()
-        .map(|o| {
-            let mut v = serde_json::to_value(o).unwrap_or_default();
-            v["apiVersion"] = json!("apps.kruise.io/v1beta1");
-            v["kind"] = json!("SidecarSet");
-            v
-        })
-        .collect();
+    // Every object of a kind, as a typed client would send it (apiVersion and kind set): in
+    // `namespace`, or in every namespace (cluster-scoped kinds: all of them).
+    async fn list_as(
+        client: &kube::Client,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>> {
+        let (ar, namespaced) = api_resource(&json!({"apiVersion": api_version, "kind": kind}))?;
+        let api = match namespace {
+            Some(ns) if namespaced => {
+                kube::Api::<kube::core::DynamicObject>::namespaced_with(client.clone(), ns, &ar)
+            }
+            _ => kube::Api::all_with(client.clone(), &ar),
+        };
+        Ok(api
+            .list(&Default::default())
+            .await?
+            .items
+            .into_iter()
+            .map(|o| {
+                let mut v = serde_json::to_value(o).unwrap_or_default();
+                v["apiVersion"] = json!(api_version);
+                v["kind"] = json!(kind);
+                v
+            })
+            .collect())
+    }
+    let sets = list_as(client, "apps.kruise.io/v1beta1", "SidecarSet", None).await?;
     let statuses: BTreeMap<String, Value> = sets
         .iter()
         .filter_map(|s| Some((name_of(s), s.get("status")?.clone())))
@@ -535,69 +551,34 @@ async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value>
             v
         })
         .collect();
-    let revs: kube::Api<k8s_openapi::api::apps::v1::ControllerRevision> =
-        kube::Api::namespaced(client.clone(), corpus::KRUISE_NAMESPACE);
-    let revisions: Vec<Value> = revs
-        .list(&Default::default())
-        .await?
-        .items
-        .into_iter()
-        .map(|r| {
-            let mut v = serde_json::to_value(r).unwrap_or_default();
-            v["apiVersion"] = json!("apps/v1");
-            v["kind"] = json!("ControllerRevision");
-            v
-        })
-        .collect();
+    let revisions = list_as(
+        client,
+        "apps/v1",
+        "ControllerRevision",
+        Some(corpus::KRUISE_NAMESPACE),
+    )
+    .await?;
     let mut sidecar_sets = sorted(sets);
     for s in sidecar_sets.as_array_mut().into_iter().flatten() {
         if let Some(status) = statuses.get(&name_of(s)) {
             s["status"] = status.clone();
         }
     }
-    let pub_kind = json!({"apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
-                          "metadata": {"namespace": corpus::NAMESPACE}});
-    let budgets: Vec<Value> = dynamic_api(client, &pub_kind)?
-        .list(&Default::default())
-        .await?
-        .items
-        .into_iter()
-        .map(|o| {
-            let mut v = serde_json::to_value(o).unwrap_or_default();
-            v["apiVersion"] = json!("policy.kruise.io/v1alpha1");
-            v["kind"] = json!("PodUnavailableBudget");
-            v
-        })
-        .collect();
-    let pps_kind = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "PersistentPodState",
-                          "metadata": {"namespace": corpus::NAMESPACE}});
-    let ppss: Vec<Value> = dynamic_api(client, &pps_kind)?
-        .list(&Default::default())
-        .await?
-        .items
-        .into_iter()
-        .map(|o| {
-            let mut v = serde_json::to_value(o).unwrap_or_default();
-            v["apiVersion"] = json!("apps.kruise.io/v1alpha1");
-            v["kind"] = json!("PersistentPodState");
-            v
-        })
-        .collect();
-    let ws_kind = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread"});
-    let (ws_resource, _) = api_resource(&ws_kind)?;
-    let spreads: Vec<Value> =
-        kube::Api::<kube::core::DynamicObject>::all_with(client.clone(), &ws_resource)
-            .list(&Default::default())
-            .await?
-            .items
-            .into_iter()
-            .map(|o| {
-                let mut v = serde_json::to_value(o).unwrap_or_default();
-                v["apiVersion"] = json!("apps.kruise.io/v1alpha1");
-                v["kind"] = json!("WorkloadSpread");
-                v
-            })
-            .collect();
+    let budgets = list_as(
+        client,
+        "policy.kruise.io/v1alpha1",
+        "PodUnavailableBudget",
+        Some(corpus::NAMESPACE),
+    )
+    .await?;
+    let ppss = list_as(
+        client,
+        "apps.kruise.io/v1alpha1",
+        "PersistentPodState",
+        Some(corpus::NAMESPACE),
+    )
+    .await?;
+    let spreads = list_as(client, "apps.kruise.io/v1alpha1", "WorkloadSpread", None).await?;
     let mut out = json!({
         "persistentPodStates": sorted(ppss),
         "workloadSpreads": sorted(spreads),
