@@ -119,6 +119,27 @@ where
     })
 }
 
+/// controller-runtime's `EnqueueRequestForOwner` (`OnlyControllerOwner`) for a kind whose
+/// objects need no expectations: every change of an object of `informer` (deletions included)
+/// asks for a reconcile of its controller of kind `kind` through `triggers`. Ends when the
+/// informer stops.
+pub fn enqueue_owner<K, W>(
+    informer: &Informer<K>,
+    kind: &'static str,
+    triggers: UnboundedSender<ObjectRef<W>>,
+) -> impl Future<Output = ()> + Send + 'static + use<K, W>
+where
+    K: Cached,
+    W: Resource<DynamicType = ()> + 'static,
+{
+    informer.subscribe().for_each(move |event| {
+        if let Some(owner) = controller_of::<W, _>(event.object().as_ref(), kind) {
+            let _ = triggers.unbounded_send(owner);
+        }
+        std::future::ready(())
+    })
+}
+
 /// The key of a namespaced object in expectations and logs: `namespace/name`.
 pub fn key<K: Resource>(obj: &K) -> String {
     format!(

@@ -35,14 +35,13 @@ mod sync;
 
 use std::sync::Arc;
 
-use futures::StreamExt;
-use futures::channel::mpsc::{UnboundedSender, unbounded};
+use futures::channel::mpsc::unbounded;
 use k8s_openapi::api::batch::v1::Job;
 use kruise_api::apps::v1beta1::{AdvancedCronJob, BroadcastJob};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 
-use kruise_runtime::cache::{Cached, Informer};
+use kruise_runtime::cache::Informer;
 use kruise_runtime::runner::{self as runtime, Context};
 
 use crate::scaffold;
@@ -89,8 +88,8 @@ pub fn setup(
     ];
     let (tx, rx) = unbounded::<ObjectRef<AdvancedCronJob>>();
     let observers = futures::future::join(
-        observe_children(&state.jobs, tx.clone()),
-        observe_children(&state.broadcastjobs, tx),
+        scaffold::enqueue_owner(&state.jobs, "AdvancedCronJob", tx.clone()),
+        scaffold::enqueue_owner(&state.broadcastjobs, "AdvancedCronJob", tx),
     );
     let controller = scaffold::Controller::new(
         CONTROLLER_NAME,
@@ -99,23 +98,6 @@ pub fn setup(
         caches,
     );
     scaffold::run(ctx, controller, observers, state, reconcile)
-}
-
-/// controller-runtime's `EnqueueRequestForOwner` (controller owners of kind AdvancedCronJob):
-/// every change of a child triggers the pass of its cron job.
-fn observe_children<K: Cached>(
-    informer: &Informer<K>,
-    triggers: UnboundedSender<ObjectRef<AdvancedCronJob>>,
-) -> impl std::future::Future<Output = ()> + Send + 'static + use<K> {
-    informer.subscribe().for_each(move |event| {
-        if let Some(owner) = scaffold::controller_of::<AdvancedCronJob, _>(
-            event.object().as_ref(),
-            "AdvancedCronJob",
-        ) {
-            let _ = triggers.unbounded_send(owner);
-        }
-        std::future::ready(())
-    })
 }
 
 /// One pass over one AdvancedCronJob (see the module documentation).

@@ -42,7 +42,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 
-use kruise_runtime::cache::{Cached, Informer};
+use kruise_runtime::cache::Informer;
 use kruise_runtime::runner::{self as runtime, Context};
 
 use crate::scaffold;
@@ -115,10 +115,10 @@ pub fn setup(
     let (tx, rx) = unbounded::<ObjectRef<UnitedDeployment>>();
     let observers = futures::future::join3(
         futures::future::join4(
-            observe_subsets(&state.statefulsets, tx.clone()),
-            observe_subsets(&state.advanced_statefulsets, tx.clone()),
-            observe_subsets(&state.clonesets, tx.clone()),
-            observe_subsets(&state.deployments, tx.clone()),
+            scaffold::enqueue_owner(&state.statefulsets, "UnitedDeployment", tx.clone()),
+            scaffold::enqueue_owner(&state.advanced_statefulsets, "UnitedDeployment", tx.clone()),
+            scaffold::enqueue_owner(&state.clonesets, "UnitedDeployment", tx.clone()),
+            scaffold::enqueue_owner(&state.deployments, "UnitedDeployment", tx.clone()),
         ),
         observe_pods(state.clone(), tx.clone()),
         observe_deleted(state.clone()),
@@ -130,22 +130,6 @@ pub fn setup(
         caches,
     );
     scaffold::run(ctx, controller, observers, state, reconcile)
-}
-
-/// `EnqueueRequestForOwner` (controller owners of kind UnitedDeployment) for subset workloads.
-fn observe_subsets<K: Cached>(
-    informer: &Informer<K>,
-    triggers: UnboundedSender<ObjectRef<UnitedDeployment>>,
-) -> impl std::future::Future<Output = ()> + Send + 'static + use<K> {
-    informer.subscribe().for_each(move |event| {
-        if let Some(owner) = scaffold::controller_of::<UnitedDeployment, _>(
-            event.object().as_ref(),
-            "UnitedDeployment",
-        ) {
-            let _ = triggers.unbounded_send(owner);
-        }
-        std::future::ready(())
-    })
 }
 
 /// The UnitedDeployment behind a pod: the controller of its workload (for a pod of a

@@ -184,37 +184,30 @@ fn api_of(ctx: &Context, ns: &str, kind: Kind) -> Api<DynamicObject> {
 
 /// The workloads of `kind` the UnitedDeployment `uid` controls, from the owner index.
 fn owned_workloads(state: &State, kind: Kind, uid: &str) -> Vec<Workload> {
-    let controlled = |m: &ObjectMeta| crate::workload::claim::controller_uid(m) == Some(uid);
     match kind {
-        Kind::StatefulSet => state
-            .statefulsets
-            .owned_by(uid)
-            .into_iter()
-            .filter(|w| controlled(&w.metadata))
-            .map(Workload::StatefulSet)
-            .collect(),
-        Kind::AdvancedStatefulSet => state
-            .advanced_statefulsets
-            .owned_by(uid)
-            .into_iter()
-            .filter(|w| controlled(&w.metadata))
-            .map(Workload::AdvancedStatefulSet)
-            .collect(),
-        Kind::CloneSet => state
-            .clonesets
-            .owned_by(uid)
-            .into_iter()
-            .filter(|w| controlled(&w.metadata))
-            .map(Workload::CloneSet)
-            .collect(),
-        Kind::Deployment => state
-            .deployments
-            .owned_by(uid)
-            .into_iter()
-            .filter(|w| controlled(&w.metadata))
-            .map(Workload::Deployment)
-            .collect(),
+        Kind::StatefulSet => controlled(&state.statefulsets, uid, Workload::StatefulSet),
+        Kind::AdvancedStatefulSet => controlled(
+            &state.advanced_statefulsets,
+            uid,
+            Workload::AdvancedStatefulSet,
+        ),
+        Kind::CloneSet => controlled(&state.clonesets, uid, Workload::CloneSet),
+        Kind::Deployment => controlled(&state.deployments, uid, Workload::Deployment),
     }
+}
+
+/// The objects of `informer` whose controller is `uid`, wrapped as subset workloads.
+fn controlled<K: kruise_runtime::cache::Cached>(
+    informer: &kruise_runtime::cache::Informer<K>,
+    uid: &str,
+    wrap: fn(Arc<K>) -> Workload,
+) -> Vec<Workload> {
+    informer
+        .owned_by(uid)
+        .into_iter()
+        .filter(|w| crate::workload::claim::controller_uid(w.meta()) == Some(uid))
+        .map(wrap)
+        .collect()
 }
 
 /// The pods a subset workload controls (a Deployment's through its ReplicaSets).
