@@ -336,68 +336,38 @@ fn validate_subset_template(ud: &UnitedDeployment, t: &SubsetTemplate, path: &Pa
             "`selector` does not match template `labels`",
         )
     };
+    // The two StatefulSet kinds are different types with the same field names.
+    macro_rules! stateful_fields {
+        ($s:expr) => {{
+            let us = $s.spec.update_strategy.as_ref();
+            StatefulFields {
+                labels: $s.metadata.as_ref().and_then(|m| m.labels.as_ref()),
+                replicas: $s.spec.replicas,
+                strategy: us.and_then(|u| u.type_.as_deref()),
+                partition: us
+                    .and_then(|u| u.rolling_update.as_ref())
+                    .and_then(|r| r.partition),
+                template: &$s.spec.template,
+            }
+        }};
+    }
+    // OpenKruise names the statefulSetTemplate path for a label mismatch of either kind.
+    let labels_path = path.children(&["statefulSetTemplate", "metadata", "labels"]);
     if let Some(s) = &t.stateful_set_template {
-        let labels = s.metadata.as_ref().and_then(|m| m.labels.as_ref());
-        let p = path.child("statefulSetTemplate");
-        if !template_labels_match(ud, labels) {
-            errs.push(mismatch(p.children(&["metadata", "labels"]), labels));
-        }
-        if let Some(r) = s.spec.replicas {
-            errs.push(FieldError::invalid(
-                p.children(&["spec", "replicas"]),
-                r,
-                "replicas in statefulSetTemplate will not be used",
-            ));
-        }
-        let us = s.spec.update_strategy.as_ref();
-        if us.and_then(|u| u.type_.as_deref()) == Some("RollingUpdate")
-            && let Some(part) = us
-                .and_then(|u| u.rolling_update.as_ref())
-                .and_then(|r| r.partition)
-        {
-            errs.push(FieldError::invalid(
-                p.children(&["spec", "updateStrategy", "rollingUpdate", "partition"]),
-                part,
-                "partition in statefulSetTemplate will not be used",
-            ));
-        }
-        errs.extend(statefulset_pod_template(
+        errs.extend(stateful_set_template(
             ud,
-            s.spec.template.clone(),
-            &p.children(&["spec", "template"]),
+            path,
+            "statefulSetTemplate",
+            labels_path,
+            stateful_fields!(s),
         ));
     } else if let Some(s) = &t.advanced_stateful_set_template {
-        let labels = s.metadata.as_ref().and_then(|m| m.labels.as_ref());
-        if !template_labels_match(ud, labels) {
-            errs.push(mismatch(
-                path.children(&["statefulSetTemplate", "metadata", "labels"]),
-                labels,
-            ));
-        }
-        let p = path.child("advancedStatefulSetTemplate");
-        if let Some(r) = s.spec.replicas {
-            errs.push(FieldError::invalid(
-                p.children(&["spec", "replicas"]),
-                r,
-                "replicas in advancedStatefulSetTemplate will not be used",
-            ));
-        }
-        let us = s.spec.update_strategy.as_ref();
-        if us.and_then(|u| u.type_.as_deref()) == Some("RollingUpdate")
-            && let Some(part) = us
-                .and_then(|u| u.rolling_update.as_ref())
-                .and_then(|r| r.partition)
-        {
-            errs.push(FieldError::invalid(
-                p.children(&["spec", "updateStrategy", "rollingUpdate", "partition"]),
-                part,
-                "partition in advancedStatefulSetTemplate will not be used",
-            ));
-        }
-        errs.extend(statefulset_pod_template(
+        errs.extend(stateful_set_template(
             ud,
-            s.spec.template.clone(),
-            &p.children(&["spec", "template"]),
+            path,
+            "advancedStatefulSetTemplate",
+            labels_path,
+            stateful_fields!(s),
         ));
     } else if let Some(d) = &t.deployment_template {
         let labels = d.metadata.as_ref().and_then(|m| m.labels.as_ref());
@@ -418,6 +388,59 @@ fn validate_subset_template(ud: &UnitedDeployment, t: &SubsetTemplate, path: &Pa
             &p.children(&["spec", "template"]),
         ));
     }
+    errs
+}
+
+/// What `validateSubsetTemplate` checks of a StatefulSet or Advanced StatefulSet template.
+struct StatefulFields<'a> {
+    labels: Option<&'a std::collections::BTreeMap<String, String>>,
+    replicas: Option<i32>,
+    strategy: Option<&'a str>,
+    partition: Option<i32>,
+    template: &'a PodTemplateSpec,
+}
+
+/// The StatefulSet and Advanced StatefulSet branches of `validateSubsetTemplate`: the selector
+/// matches the template's labels (reported at `labels_path`), the template's own `replicas` and
+/// RollingUpdate `partition` are refused ("... in <name> will not be used"), and the pod template
+/// is validated as a StatefulSet's. `name` is the template's field under `path`.
+fn stateful_set_template(
+    ud: &UnitedDeployment,
+    path: &Path,
+    name: &str,
+    labels_path: Path,
+    f: StatefulFields<'_>,
+) -> ErrorList {
+    let mut errs = ErrorList::new();
+    let p = path.child(name);
+    if !template_labels_match(ud, f.labels) {
+        errs.push(FieldError::invalid(
+            labels_path,
+            json!(f.labels),
+            "`selector` does not match template `labels`",
+        ));
+    }
+    if let Some(r) = f.replicas {
+        errs.push(FieldError::invalid(
+            p.children(&["spec", "replicas"]),
+            r,
+            format!("replicas in {name} will not be used"),
+        ));
+    }
+    if f.strategy == Some("RollingUpdate")
+        && let Some(part) = f.partition
+    {
+        errs.push(FieldError::invalid(
+            p.children(&["spec", "updateStrategy", "rollingUpdate", "partition"]),
+            part,
+            format!("partition in {name} will not be used"),
+        ));
+    }
+    errs.extend(statefulset_pod_template(
+        ud,
+        f.template.clone(),
+        &p.children(&["spec", "template"]),
+    ));
     errs
 }
 
