@@ -4,7 +4,8 @@
 //! through a failing webhook) rejects them; pods a SidecarSet selects are rejected rather than
 //! created without their sidecar (`Fail`), or — under `Ignore` — created, then reported and,
 //! with the opt-in, replaced once the manager is back; the manager's own namespace never calls
-//! its webhooks. Each test runs its own manager restricted to its namespace.
+//! its webhooks; the WorkloadSpread and PersistentPodState terms refuse only the pods they
+//! cover. Each test runs its own manager restricted to its namespace.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -787,4 +788,147 @@ async fn pod_webhook_gate_and_unimplemented_gates_are_honoured_and_named() {
     let _ = Api::<SidecarSet>::all(env.client.clone())
         .delete(&name, &Default::default())
         .await;
+}
+
+/// The WorkloadSpread and PersistentPodState terms of the pod webhook's scope (#37) with the
+/// manager killed. In a namespace holding a WorkloadSpread, a Deployment's pods are refused (the
+/// WorkloadSpread may have to place them), never created without their subset; a bare pod there
+/// is created. In a namespace whose PersistentPodState names StatefulSet `db`, that
+/// StatefulSet's pods are refused while a Deployment's are created. Once the manager is back,
+/// the refused pods are created through it (the spread's pods carry their subset).
+#[tokio::test]
+async fn workloadspread_and_persistentpodstate_terms_refuse_only_their_pods() {
+    use k8s_openapi::api::apps::v1::StatefulSet;
+    use kruise_api::apps::v1alpha1::{PersistentPodState, WorkloadSpread};
+    let env = env().await;
+
+    let ws_ns = env.namespace("scope-ws").await.unwrap();
+    let mut ws_manager = TestManager::start(
+        ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), ws_ns.name()),
+        TIMEOUT,
+    )
+    .await;
+    let ws: WorkloadSpread = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread",
+        "metadata": {"name": "spread"},
+        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "spread"},
+            "subsets": [{"name": "first", "maxReplicas": 1}, {"name": "rest"}]}}))
+    .unwrap();
+    ws_ns
+        .api::<WorkloadSpread>()
+        .create(&PostParams::default(), &ws)
+        .await
+        .unwrap();
+
+    let pps_ns = env.namespace("scope-pps").await.unwrap();
+    let mut pps_manager = TestManager::start(
+        ManagerSpec::new(env!("CARGO_BIN_EXE_kruise-manager"), pps_ns.name()),
+        TIMEOUT,
+    )
+    .await;
+    let pps: PersistentPodState = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "PersistentPodState",
+        "metadata": {"name": "db"},
+        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db"},
+            "requiredPersistentTopology": {"nodeTopologyKeys": ["kubernetes.io/hostname"]}}}))
+    .unwrap();
+    pps_ns
+        .api::<PersistentPodState>()
+        .create(&PostParams::default(), &pps)
+        .await
+        .unwrap();
+
+    wait_scope_follows(ws_ns.name()).await;
+    wait_scope_follows(pps_ns.name()).await;
+    ws_manager.kill();
+    pps_manager.kill();
+
+    ws_ns
+        .api::<Deployment>()
+        .create(&PostParams::default(), &deployment("spread", 2))
+        .await
+        .unwrap();
+    let sts: StatefulSet = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {"replicas": 1, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}},
+                "spec": {"terminationGracePeriodSeconds": 1,
+                    "containers": [{"name": "main", "image": "busybox:1.34"}]}}}}))
+    .unwrap();
+    pps_ns
+        .api::<StatefulSet>()
+        .create(&PostParams::default(), &sts)
+        .await
+        .unwrap();
+    pps_ns
+        .api::<Deployment>()
+        .create(&PostParams::default(), &deployment("plain", 1))
+        .await
+        .unwrap();
+
+    // Refused, not created unplaced.
+    wait_for(
+        "FailedCreate naming mpod.kb.io (spread)",
+        TIMEOUT,
+        || async { (webhook_create_failures(&ws_ns).await > 0).then_some(()) },
+    )
+    .await
+    .unwrap();
+    wait_for("FailedCreate naming mpod.kb.io (db)", TIMEOUT, || async {
+        (webhook_create_failures(&pps_ns).await > 0).then_some(())
+    })
+    .await
+    .unwrap();
+    // What neither term covers is created as with no manager.
+    wait_ready(&pps_ns, "plain", 1).await;
+    let out = kubectl(
+        &[
+            "run",
+            "probe",
+            "-n",
+            ws_ns.name(),
+            "--image=busybox:1.34",
+            "--restart=Never",
+        ],
+        None,
+    )
+    .unwrap();
+    assert!(out.success, "kubectl run: {}", out.stderr);
+    for (ns, app) in [(&ws_ns, "spread"), (&pps_ns, "db")] {
+        let pods = ns
+            .api::<Pod>()
+            .list(&ListParams::default().labels(&format!("app={app}")))
+            .await
+            .unwrap();
+        assert!(
+            pods.items.is_empty(),
+            "{app}: a pod was created while its webhook could not answer"
+        );
+    }
+
+    ws_manager.restart(TIMEOUT).await;
+    pps_manager.restart(TIMEOUT).await;
+    wait_ready(&ws_ns, "spread", 2).await;
+    wait_ready(&pps_ns, "db", 1).await;
+    let subsets: BTreeSet<String> = ready_pods(&ws_ns, "spread")
+        .await
+        .iter()
+        .map(|p| {
+            let a = p
+                .annotations()
+                .get("apps.kruise.io/matched-workloadspread")
+                .cloned()
+                .unwrap_or_else(|| {
+                    panic!("{} has no matched-workloadspread annotation", p.name_any())
+                });
+            let v: Value = serde_json::from_str(&a).unwrap();
+            v["subset"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        subsets,
+        BTreeSet::from(["first".to_owned(), "rest".to_owned()]),
+        "one pod per subset (first has maxReplicas 1)"
+    );
 }

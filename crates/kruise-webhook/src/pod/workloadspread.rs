@@ -1019,6 +1019,7 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext, pod: &mut Pod) -> Resul
     };
     let whitelist = whitelist(lookup).await;
     if !is_known_workload(&owner.api_version, &owner.kind, &whitelist) {
+        tracing::debug!(kind = %owner.kind, "pod owner kind not known to WorkloadSpread");
         return Ok(false);
     }
     let ns = pod.metadata.namespace.clone().unwrap_or_default();
@@ -1045,10 +1046,12 @@ pub async fn mutate(req: &Request, ctx: &HandlerContext, pod: &mut Pod) -> Resul
         }
     }
     let Some(ws) = matched else {
+        tracing::debug!(namespace = %ns, owner = %owner.name, spreads = spreads.len(), "pod matches no WorkloadSpread");
         return Ok(false);
     };
     let (subset, uid) =
         acquire_subset(lookup, &ws, pod, None, Operation::Create, &whitelist).await?;
+    tracing::debug!(namespace = %ns, owner = %owner.name, ?subset, "WorkloadSpread subset");
     let Some(subset) = subset else {
         // Changed: OpenKruise reports a matched pod as changed even without a subset.
         return Ok(true);
