@@ -20,7 +20,7 @@ type output struct {
 
 func main() {
 	out := flag.String("out", "", "repository root to write the vectors under (required)")
-	inputs := flag.String("inputs", "inputs", "directory holding hash_inputs.jsonl, template_inputs.jsonl, uniteddeployment_inputs.jsonl and sidecarset_hash_inputs.jsonl")
+	inputs := flag.String("inputs", "inputs", "directory holding hash_inputs.jsonl, template_inputs.jsonl, uniteddeployment_inputs.jsonl, sidecarset_hash_inputs.jsonl and strategicpatch_inputs.jsonl")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "golden: -out is required (the repository root, e.g. -out ../..)")
@@ -41,6 +41,10 @@ func main() {
 		{"crates/kruise-engines/src/updatesort/go_sort_vectors.tsv", sortVectors},
 		{"crates/kruise-engines/src/sidecarset/hash_vectors.tsv", func() ([]byte, error) {
 			return sidecarSetHashVectors(filepath.Join(*inputs, "sidecarset_hash_inputs.jsonl"))
+		}},
+		{"crates/kruise-engines/src/strategicpatch/patch_meta_v1_32.tsv", func() ([]byte, error) { return patchMetaTable(), nil }},
+		{"crates/kruise-engines/src/strategicpatch/vectors.tsv", func() ([]byte, error) {
+			return strategicPatchVectors(filepath.Join(*inputs, "strategicpatch_inputs.jsonl"))
 		}},
 	}
 	if abs, err := filepath.Abs(*out); err == nil {

@@ -35,4 +35,5 @@ pub mod podutil;
 pub mod revision;
 pub mod selector;
 pub mod sidecarset;
+pub mod strategicpatch;
 pub mod updatesort;
