@@ -18,9 +18,9 @@
 //! in `deletingPods` and its subset's `missingReplicas + 1`, so a replacement can be created in
 //! the same subset before the controller sees the pod go.
 //!
-//! Differences: the subset patch is applied as a strategic merge where lists of objects with a
-//! `name` are merged by name and other lists replaced (OpenKruise uses the pod's full
-//! strategic-merge schema: `tolerations`, `ports`, ... have their own keys).
+//! The subset patch is applied with [`kruise_engines::strategicpatch`] (apimachinery's strategic
+//! merge patch with the `Pod` schema, as OpenKruise applies it); a patch it refuses fails the
+//! admission with apimachinery's message, as OpenKruise's does.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -35,6 +35,7 @@ use kruise_api::apps::v1alpha1::{
     WorkloadSpreadSubsetStatus,
 };
 use kruise_api::keys;
+use kruise_engines::strategicpatch::{Schema, strategic_merge_patch};
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::admission::Operation as AdmissionOp;
 use serde_json::Value;
@@ -457,62 +458,12 @@ pub fn statefulset_subset(ws: &WorkloadSpread, pod_name: &str) -> Option<String>
     None
 }
 
-/// A strategic merge of `patch` into `target` (see the module docs for the approximation).
-pub fn strategic_merge(target: &mut Value, patch: &Value) {
-    let Value::Object(p) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Default::default());
-    }
-    let Some(map) = target.as_object_mut() else {
-        return;
-    };
-    for (k, v) in p {
-        if k.starts_with('$') {
-            continue;
-        }
-        match v {
-            Value::Null => {
-                map.remove(k);
-            }
-            Value::Object(_) => strategic_merge(map.entry(k.clone()).or_insert(Value::Null), v),
-            Value::Array(items)
-                if items
-                    .iter()
-                    .all(|i| i.get("name").and_then(Value::as_str).is_some())
-                    && !items.is_empty() =>
-            {
-                let slot = map
-                    .entry(k.clone())
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                if !slot.is_array() {
-                    *slot = Value::Array(Vec::new());
-                }
-                let Some(list) = slot.as_array_mut() else {
-                    continue;
-                };
-                for item in items {
-                    let name = item.get("name");
-                    match list.iter_mut().find(|e| e.get("name") == name) {
-                        Some(e) => strategic_merge(e, item),
-                        None => list.push(item.clone()),
-                    }
-                }
-            }
-            other => {
-                map.insert(k.clone(), other.clone());
-            }
-        }
-    }
-}
-
 /// `injectWorkloadSpreadIntoPod`: the subset's tolerations, preferred and required node terms
 /// and patch applied to `pod`, and the annotation written.
 ///
 /// # Errors
-/// The patched pod does not decode as a pod.
+/// The patch cannot be applied (apimachinery's message), or the patched pod does not decode as
+/// a pod.
 pub fn inject(
     ws_name: &str,
     subset: &WorkloadSpreadSubset,
@@ -552,8 +503,8 @@ pub fn inject(
     }
     if let Some(patch) = subset.patch.as_ref().filter(|p| !p.is_null()) {
         let before_class = spec.priority_class_name.clone();
-        let mut v = serde_json::to_value(&*pod).map_err(|e| e.to_string())?;
-        strategic_merge(&mut v, patch);
+        let v = serde_json::to_value(&*pod).map_err(|e| e.to_string())?;
+        let v = strategic_merge_patch(&v, patch, Schema::Pod)?;
         let mut patched: Pod = serde_json::from_value(v).map_err(|e| e.to_string())?;
         if let Some(s) = patched.spec.as_mut()
             && s.priority_class_name != before_class

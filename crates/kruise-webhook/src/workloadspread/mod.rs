@@ -9,7 +9,7 @@
 //! target, and `targetRef` immutable. Denials carry code 400 and the aggregated field errors;
 //! with gate `WorkloadSpread` off every request is refused with code 403, as OpenKruise.
 
-use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1alpha1::{TargetReference, WorkloadSpread, WorkloadSpreadSubset};
 use kruise_api::validation::field::{ErrorList, FieldError, Path};
@@ -17,6 +17,7 @@ use kruise_api::validation::meta::label_selector_as_selector_error;
 use kruise_api::validation::pod::{
     PodValidationOptions, validate_node_selector_term, validate_pod_spec, validate_tolerations,
 };
+use kruise_engines::strategicpatch::{Schema, strategic_merge_patch};
 use kruise_runtime::features::Feature;
 use kube::core::admission::Operation;
 use serde_json::Value;
@@ -398,15 +399,37 @@ fn validate_subsets(ws: &WorkloadSpread, template: Option<&Value>, path: &Path) 
     errs
 }
 
-/// The subset patch applied to the target's pod template, validated as a pod spec.
+/// The subset patch applied to the target's pod template (with the `Pod` schema, as OpenKruise
+/// applies it to the template's JSON), validated as a pod spec. A patch apimachinery refuses
+/// gives OpenKruise's three answers: "failed to merge patch: <error>", "failed to unmarshal:
+/// unexpected end of JSON input" (Go goes on with no document) and the errors of an empty pod
+/// spec.
 fn validate_patch(
     _s: &WorkloadSpreadSubset,
     patch: &Value,
     template: &Value,
     path: &Path,
 ) -> ErrorList {
-    let mut pod = template.clone();
-    ws_util::strategic_merge(&mut pod, patch);
+    let opts = PodValidationOptions::openkruise();
+    let pod = match strategic_merge_patch(template, patch, Schema::Pod) {
+        Ok(pod) => pod,
+        Err(e) => {
+            let mut errs = vec![
+                FieldError::invalid(
+                    path.clone(),
+                    patch.to_string(),
+                    format!("failed to merge patch: {e}"),
+                ),
+                FieldError::invalid(
+                    path.clone(),
+                    patch.to_string(),
+                    "failed to unmarshal: unexpected end of JSON input",
+                ),
+            ];
+            errs.extend(validate_pod_spec(&PodSpec::default(), path, &opts));
+            return errs;
+        }
+    };
     let pod: Pod = match serde_json::from_value(pod) {
         Ok(p) => p,
         Err(e) => {
@@ -417,10 +440,9 @@ fn validate_patch(
             )];
         }
     };
-    let _ = PodTemplateSpec::default;
     match &pod.spec {
-        Some(spec) => validate_pod_spec(spec, path, &PodValidationOptions::openkruise()),
-        None => ErrorList::new(),
+        Some(spec) => validate_pod_spec(spec, path, &opts),
+        None => validate_pod_spec(&PodSpec::default(), path, &opts),
     }
 }
 

@@ -5,8 +5,9 @@
 //! `apps.kruise.io/controller-revision-hash`, `apps.kruise.io/subset-name`), annotations,
 //! `generateName` `<ud>-<subset>-`, the controller reference, the spec from the template with the
 //! subset's selector, replicas and partition, the pod template's subset and revision labels, the
-//! subset's node selector term and tolerations, then the subset's strategic-merge `patch` and
-//! the `apps.kruise.io/subset-patch` annotation.
+//! subset's node selector term and tolerations, then the subset's `patch` (a strategic merge patch
+//! with the `PodTemplateSpec` schema: [`kruise_engines::strategicpatch`]) and the
+//! `apps.kruise.io/subset-patch` annotation.
 
 use serde_json::{Map, Value, json};
 
@@ -234,7 +235,11 @@ pub fn apply_subset_template(
     }
     if let Some(patch) = &subset.patch {
         let tpl = spec.get_mut("template").ok_or("no template")?;
-        strategic_merge(tpl, patch, Schema::PodTemplate)?;
+        *tpl = kruise_engines::strategicpatch::strategic_merge_patch(
+            tpl,
+            patch,
+            kruise_engines::strategicpatch::Schema::PodTemplateSpec,
+        )?;
     }
     workload["spec"] = spec;
     obj(workload, "metadata")
@@ -342,168 +347,9 @@ fn attach_tolerations(pod_spec: &mut Value, subset: &SubsetSpec) {
         .extend(tols.iter().filter_map(|t| serde_json::to_value(t).ok()));
 }
 
-/// Where in a pod template a value sits, for the merge keys of its lists (the
-/// `patchMergeKey` / `patchStrategy` tags of `k8s.io/api/core/v1`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Schema {
-    /// A `PodTemplateSpec`.
-    PodTemplate,
-    /// Its `metadata`.
-    Meta,
-    /// A `PodSpec`.
-    PodSpec,
-    /// A container (any kind).
-    Container,
-    /// A value without list merge keys below it (lists are replaced).
-    Other,
-}
-
-impl Schema {
-    /// The merge key of list `field` under this schema (`None`: the list is replaced) and the
-    /// schema of its items.
-    fn list(self, field: &str) -> Option<(&'static str, Schema)> {
-        match (self, field) {
-            (Schema::PodSpec, "containers" | "initContainers" | "ephemeralContainers") => {
-                Some(("name", Schema::Container))
-            }
-            (
-                Schema::PodSpec,
-                "volumes" | "imagePullSecrets" | "schedulingGates" | "resourceClaims",
-            ) => Some(("name", Schema::Other)),
-            (Schema::PodSpec, "hostAliases") => Some(("ip", Schema::Other)),
-            (Schema::PodSpec, "topologySpreadConstraints") => Some(("topologyKey", Schema::Other)),
-            (Schema::Container, "env") => Some(("name", Schema::Other)),
-            (Schema::Container, "volumeMounts") => Some(("mountPath", Schema::Other)),
-            (Schema::Container, "volumeDevices") => Some(("devicePath", Schema::Other)),
-            (Schema::Container, "ports") => Some(("containerPort", Schema::Other)),
-            (Schema::Meta, "ownerReferences") => Some(("uid", Schema::Other)),
-            _ => None,
-        }
-    }
-
-    fn child(self, field: &str) -> Schema {
-        match (self, field) {
-            (Schema::PodTemplate, "metadata") => Schema::Meta,
-            (Schema::PodTemplate, "spec") => Schema::PodSpec,
-            _ => Schema::Other,
-        }
-    }
-}
-
-/// A strategic merge patch (`strategicpatch.StrategicMergePatch` with a `PodTemplateSpec` as the
-/// schema) of `patch` onto `target`: maps merge recursively, `null` deletes a key, lists with a
-/// merge key merge their items by it (an item with `"$patch": "delete"` removes the item, new
-/// items are appended), other lists are replaced; `"$patch": "replace"` replaces a map.
-///
-/// # Errors
-/// An unknown `$patch` directive, as apimachinery words it.
-pub fn strategic_merge(target: &mut Value, patch: &Value, schema: Schema) -> Result<(), String> {
-    let Some(p) = patch.as_object() else {
-        *target = patch.clone();
-        return Ok(());
-    };
-    match p.get("$patch").and_then(Value::as_str) {
-        None | Some("merge") => {}
-        Some("replace") => {
-            let mut m = p.clone();
-            m.retain(|k, _| !k.starts_with('$'));
-            *target = Value::Object(m);
-            return Ok(());
-        }
-        Some("delete") => {
-            *target = Value::Null;
-            return Ok(());
-        }
-        Some(other) => return Err(format!("unknown patch type: {other} in map")),
-    }
-    if !target.is_object() {
-        *target = json!({});
-    }
-    let map = target.as_object_mut().expect("an object");
-    for (k, v) in p {
-        if k.starts_with('$') {
-            continue;
-        }
-        match v {
-            Value::Null => {
-                map.remove(k);
-            }
-            Value::Object(_) => {
-                let slot = map.entry(k.clone()).or_insert(Value::Null);
-                strategic_merge(slot, v, schema.child(k))?;
-            }
-            Value::Array(items) => match schema.list(k) {
-                Some((key, item_schema)) => {
-                    let slot = map.entry(k.clone()).or_insert_with(|| json!([]));
-                    if !slot.is_array() {
-                        *slot = json!([]);
-                    }
-                    merge_list(slot, items, key, item_schema)?;
-                }
-                None => {
-                    map.insert(k.clone(), v.clone());
-                }
-            },
-            other => {
-                map.insert(k.clone(), other.clone());
-            }
-        }
-    }
-    Ok(())
-}
-
-fn merge_list(
-    target: &mut Value,
-    items: &[Value],
-    key: &str,
-    schema: Schema,
-) -> Result<(), String> {
-    let list = target.as_array_mut().expect("an array");
-    for item in items {
-        let Some(k) = item.get(key) else {
-            list.push(item.clone());
-            continue;
-        };
-        let pos = list.iter().position(|x| x.get(key) == Some(k));
-        let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
-        match (pos, delete) {
-            (Some(i), true) => {
-                list.remove(i);
-            }
-            (None, true) => {}
-            (Some(i), false) => strategic_merge(&mut list[i], item, schema)?,
-            (None, false) => {
-                let mut fresh = json!({});
-                strategic_merge(&mut fresh, item, schema)?;
-                list.push(fresh);
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strategic_merge_merges_containers_by_name_and_env_by_name() {
-        let mut t = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"containers": [
-            {"name": "main", "image": "nginx", "env": [{"name": "A", "value": "1"}]},
-            {"name": "side", "image": "busybox"}]}});
-        let p = json!({"metadata": {"labels": {"b": "2"}}, "spec": {"containers": [
-            {"name": "main", "env": [{"name": "B", "value": "2"}, {"name": "A", "value": "x"}],
-             "resources": {"limits": {"cpu": "1"}}},
-            {"name": "side", "$patch": "delete"}], "tolerations": [{"key": "k"}]}});
-        strategic_merge(&mut t, &p, Schema::PodTemplate).unwrap();
-        assert_eq!(
-            t,
-            json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"containers": [
-                {"name": "main", "image": "nginx",
-                 "env": [{"name": "A", "value": "x"}, {"name": "B", "value": "2"}],
-                 "resources": {"limits": {"cpu": "1"}}}], "tolerations": [{"key": "k"}]}})
-        );
-    }
 
     #[test]
     fn prefix_falls_back_to_the_ud_name_when_too_long() {
