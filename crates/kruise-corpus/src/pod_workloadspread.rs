@@ -17,6 +17,10 @@ use super::{Builder, Case, KRUISE_NAMESPACE};
 const WEB: &str = "pw-web";
 const FILTER: &str = "pw-filter";
 const DB: &str = "pw-db";
+/// A subset patch of containers, env, ports, volumes, tolerations and labels (apimachinery's
+/// strategic merge with the `Pod` schema), and one it refuses (a container without its name).
+const PATCH: &str = "pw-patch";
+const BAD_PATCH: &str = "pw-badpatch";
 
 fn spread(name: &str, ns: &str, spec: Value) -> Value {
     json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread",
@@ -36,6 +40,33 @@ pub fn cluster() -> Vec<Value> {
         namespace(WEB),
         namespace(FILTER),
         namespace(DB),
+        namespace(PATCH),
+        namespace(BAD_PATCH),
+        spread(
+            "ws-patch",
+            PATCH,
+            json!({
+            "targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "patched"},
+            "subsets": [{"name": "p", "patch": {
+                "metadata": {"labels": {"subset": "p", "drop": null}, "annotations": {"note": "p"}},
+                "spec": {
+                    "containers": [
+                        {"name": "main", "resources": {"limits": {"cpu": "1"}},
+                         "env": [{"name": "ZONE", "value": "p"}, {"name": "GONE", "$patch": "delete"}],
+                         "ports": [{"containerPort": 8080, "name": "alt"}]},
+                        {"name": "added", "image": "busybox:1.36"}],
+                    "volumes": [{"name": "data", "emptyDir": {}}],
+                    "tolerations": [{"key": "spot", "operator": "Exists"}],
+                    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                        "whenUnsatisfiable": "ScheduleAnyway"}]}}}]}),
+        ),
+        spread(
+            "ws-badpatch",
+            BAD_PATCH,
+            json!({
+            "targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "broken"},
+            "subsets": [{"name": "x", "patch": {"spec": {"containers": [{"image": "busybox:1.36"}]}}}]}),
+        ),
         spread(
             "ws-web",
             WEB,
@@ -343,6 +374,62 @@ pub fn cases() -> Vec<Case> {
             pod(name, DB, asts.clone()),
         );
     }
+    // Subset patches merged strategically into the pod.
+    let patched = json!([owner(
+        "apps.kruise.io/v1alpha1",
+        "CloneSet",
+        "patched",
+        json!(true)
+    )]);
+    let patch_variants: Vec<(&str, Value)> = vec![
+        ("plain", json!({})),
+        (
+            "env-ports",
+            json!({"containers": [{"name": "main", "image": "nginx:1.25", "resources": {},
+                "env": [{"name": "ZONE", "value": "orig"}, {"name": "A", "value": "1"},
+                        {"name": "GONE", "value": "x"}],
+                "ports": [{"containerPort": 80}, {"containerPort": 8080, "protocol": "TCP"}]}]}),
+        ),
+        (
+            "tolerations",
+            json!({"tolerations": [{"key": "other", "operator": "Exists"}]}),
+        ),
+        (
+            "order",
+            json!({"containers": [{"name": "sidecar", "image": "envoy", "resources": {}},
+                {"name": "main", "image": "nginx:1.25", "resources": {}},
+                {"name": "added", "image": "old", "resources": {}}]}),
+        ),
+        (
+            "volumes",
+            json!({"volumes": [{"name": "data", "hostPath": {"path": "/data"}},
+                {"name": "cfg", "configMap": {"name": "cfg"}}]}),
+        ),
+        (
+            "spread",
+            json!({"topologySpreadConstraints": [{"maxSkew": 3, "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule"}, {"maxSkew": 1, "topologyKey": "host",
+                "whenUnsatisfiable": "DoNotSchedule"}]}),
+        ),
+    ];
+    for (label, extra) in patch_variants {
+        let mut p = pod(&format!("patched-{label}"), PATCH, patched.clone());
+        p["metadata"]["labels"]["drop"] = json!("me");
+        // As the API server sends a pod: empty `resources` written out (the patch OpenKruise
+        // answers with adds below it).
+        p["spec"]["containers"][0]["resources"] = json!({});
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            p["spec"][k] = v.clone();
+        }
+        b.create(&format!("patch-{label}"), p);
+    }
+    let broken = json!([owner(
+        "apps.kruise.io/v1alpha1",
+        "CloneSet",
+        "broken",
+        json!(true)
+    )]);
+    b.create("patch-refused", pod("broken-1", BAD_PATCH, broken));
     // Every case names its pod's namespace.
     for c in &mut b.cases {
         c.namespace = c

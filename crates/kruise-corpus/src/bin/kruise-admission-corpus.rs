@@ -207,8 +207,13 @@ impl Recorder {
                     .with_context(|| format!("case {}: patch is not base64", case.id))?;
                 let patch: json_patch::Patch = serde_json::from_slice(&raw)
                     .with_context(|| format!("case {}: patch is not a JSON patch", case.id))?;
-                json_patch::patch(&mut obj, &patch)
-                    .with_context(|| format!("case {}: patch does not apply", case.id))?;
+                json_patch::patch(&mut obj, &patch).with_context(|| {
+                    format!(
+                        "case {}: patch does not apply: {}",
+                        case.id,
+                        String::from_utf8_lossy(&raw)
+                    )
+                })?;
             }
             patched = Some(obj);
         }
