@@ -103,84 +103,26 @@ pub(crate) fn two_way_patch(old: &ObjectMeta, new: &ObjectMeta) -> Value {
 }
 
 /// Applies a patch produced by [`two_way_patch`] (or by OpenKruise for the same purpose) to
-/// `meta`. Errors when the patch is not an object or the result is not valid metadata.
+/// `meta`: OpenKruise's `StrategicMergePatch(pod, metaDataPatch, &v1.Pod{})`
+/// ([`crate::strategicpatch`]) with only the metadata of the pod. Errors when the patch is not
+/// an object, apimachinery refuses it, or the result is not valid metadata.
 pub(crate) fn apply(meta: &mut ObjectMeta, patch: &Value) -> Result<(), String> {
-    let patch_meta = match patch {
+    match patch {
         Value::Null => return Ok(()),
-        Value::Object(p) => match p.get("metadata") {
-            None | Some(Value::Null) => return Ok(()),
-            Some(Value::Object(m)) => m,
-            Some(other) => return Err(format!("metadata patch is not an object: {other}")),
-        },
+        Value::Object(_) => {}
         other => return Err(format!("patch is not an object: {other}")),
-    };
-    let mut target = match serde_json::to_value(&*meta) {
-        Ok(Value::Object(m)) => m,
-        Ok(_) => Map::new(),
-        Err(e) => return Err(e.to_string()),
-    };
-    let mut deletions: Vec<(&str, &Value)> = Vec::new();
-    for (key, value) in patch_meta {
-        if key.starts_with(SET_ELEMENT_ORDER)
-            || (key.starts_with('$') && !key.starts_with(DELETE_FROM_PRIMITIVE_LIST))
-        {
-            continue;
-        }
-        if let Some(list) = key.strip_prefix(DELETE_FROM_PRIMITIVE_LIST) {
-            deletions.push((list, value));
-            continue;
-        }
-        if value.is_null() {
-            target.remove(key);
-            continue;
-        }
-        match (key.as_str(), value) {
-            ("labels" | "annotations", Value::Object(changes)) => {
-                let entry = target
-                    .entry(key.clone())
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if !entry.is_object() {
-                    *entry = Value::Object(Map::new());
-                }
-                if let Value::Object(map) = entry {
-                    for (k, v) in changes {
-                        if v.is_null() {
-                            map.remove(k);
-                        } else {
-                            map.insert(k.clone(), v.clone());
-                        }
-                    }
-                }
-            }
-            (FINALIZERS, Value::Array(items)) => {
-                let entry = target
-                    .entry(key.clone())
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                if !entry.is_array() {
-                    *entry = Value::Array(Vec::new());
-                }
-                if let Value::Array(list) = entry {
-                    for item in items {
-                        if !list.contains(item) {
-                            list.push(item.clone());
-                        }
-                    }
-                }
-            }
-            _ => {
-                target.insert(key.clone(), value.clone());
-            }
-        }
     }
-    for (list, values) in deletions {
-        let Value::Array(values) = values else {
-            return Err(format!("{DELETE_FROM_PRIMITIVE_LIST}{list} is not a list"));
-        };
-        if let Some(Value::Array(items)) = target.get_mut(list) {
-            items.retain(|i| !values.contains(i));
-        }
-    }
-    *meta = serde_json::from_value(Value::Object(target)).map_err(|e| e.to_string())?;
+    let pod = json!({ "metadata": serde_json::to_value(&*meta).map_err(|e| e.to_string())? });
+    let merged = crate::strategicpatch::strategic_merge_patch(
+        &pod,
+        patch,
+        crate::strategicpatch::Schema::Pod,
+    )?;
+    let Some(m) = merged.get("metadata") else {
+        *meta = ObjectMeta::default();
+        return Ok(());
+    };
+    *meta = serde_json::from_value(m.clone()).map_err(|e| e.to_string())?;
     Ok(())
 }
 
