@@ -30,6 +30,26 @@ pub struct Owner<'a> {
     pub deleting: bool,
 }
 
+/// The patch that changes an object's owner references: a strategic merge patch of the one
+/// reference (`strategic`) for built-in kinds; for custom resources, which take no strategic
+/// merge patch, a merge patch of the whole list (`whole`) guarded by the resourceVersion read
+/// (a conflict is an error: the next pass claims again). Both carry the object's uid, so a
+/// re-created object of the same name is never claimed.
+fn owner_patch<K: Resource<DynamicType = ()>>(
+    meta: &ObjectMeta,
+    strategic: serde_json::Value,
+    whole: serde_json::Value,
+) -> Patch<serde_json::Value> {
+    if K::group(&()).ends_with("kruise.io") {
+        Patch::Merge(
+            json!({"metadata": {"ownerReferences": whole, "uid": meta.uid,
+            "resourceVersion": meta.resource_version}}),
+        )
+    } else {
+        Patch::Strategic(json!({"metadata": {"ownerReferences": strategic, "uid": meta.uid}}))
+    }
+}
+
 /// The controller UID of an object (its owner reference with `controller: true`).
 pub fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
     meta.owner_references
@@ -79,13 +99,19 @@ where
                 if owner.deleting {
                     continue;
                 }
-                let patch = json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": owner.uid}], "uid": meta.uid}});
+                let kept: Vec<_> = meta
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .filter(|r| r.uid != owner.uid)
+                    .collect();
+                let patch = owner_patch::<K>(
+                    meta,
+                    json!([{"$patch": "delete", "uid": owner.uid}]),
+                    json!(kept),
+                );
                 match api
-                    .patch(
-                        &obj.name_any(),
-                        &PatchParams::default(),
-                        &Patch::Strategic(patch),
-                    )
+                    .patch(&obj.name_any(), &PatchParams::default(), &patch)
                     .await
                 {
                     Ok(written) => rvs.expect_object(written.meta()),
@@ -124,16 +150,20 @@ where
                 if adopt_ok != Some(true) {
                     continue;
                 }
-                let patch = json!({"metadata": {"ownerReferences": [{
+                let reference = json!({
                     "apiVersion": owner.api_version, "kind": owner.kind, "name": owner.name,
                     "uid": owner.uid, "controller": true, "blockOwnerDeletion": true,
-                }], "uid": meta.uid}});
+                });
+                let mut all: Vec<serde_json::Value> = meta
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .filter_map(|r| serde_json::to_value(r).ok())
+                    .collect();
+                all.push(reference.clone());
+                let patch = owner_patch::<K>(meta, json!([reference]), json!(all));
                 match api
-                    .patch(
-                        &obj.name_any(),
-                        &PatchParams::default(),
-                        &Patch::Strategic(patch),
-                    )
+                    .patch(&obj.name_any(), &PatchParams::default(), &patch)
                     .await
                 {
                     Ok(written) => {
@@ -151,4 +181,62 @@ where
         1 => Err(errors.remove(0)),
         _ => Err(format!("[{}]", errors.join(", "))),
     }
+}
+
+/// A label selector compiled once (OpenKruise's `LabelSelectorAsSelector`: `In`/`NotIn` with no
+/// values are kept as written); `None` when it is not valid.
+pub fn compile_selector(
+    selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+) -> Option<kube::core::Selector> {
+    let mut sel = selector.clone();
+    for expr in sel.match_expressions.iter_mut().flatten() {
+        if matches!(expr.operator.as_str(), "In" | "NotIn") {
+            expr.values.get_or_insert_with(Vec::new);
+        }
+    }
+    kube::core::Selector::try_from(sel).ok()
+}
+
+/// Whether `selector` selects objects with `labels`.
+pub fn selects(
+    selector: &kube::core::Selector,
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+) -> bool {
+    use kube::core::SelectorExt;
+    let empty = std::collections::BTreeMap::new();
+    selector.matches(labels.unwrap_or(&empty))
+}
+
+/// `RefManager.canAdopt`: a live read of the owner (kind `K`); adoption only while it is the
+/// same object (`owner.uid`) and not being deleted. The messages are upstream's.
+///
+/// # Errors
+/// The read failed, the owner was re-created, or it is being deleted.
+pub async fn can_adopt<K>(client: &kube::Client, owner: &Owner<'_>) -> Result<(), String>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), owner.namespace);
+    let fresh = api.get(owner.name).await.map_err(|e| e.to_string())?;
+    let meta = fresh.meta();
+    if meta.uid.as_deref() != Some(owner.uid) {
+        return Err(format!(
+            "original {} {}/{} is gone: got uid {}, wanted {}",
+            owner.kind,
+            owner.namespace,
+            owner.name,
+            meta.uid.as_deref().unwrap_or_default(),
+            owner.uid
+        ));
+    }
+    if let Some(t) = &meta.deletion_timestamp {
+        return Err(format!(
+            "{}/{} has just been deleted at {}",
+            owner.namespace, owner.name, t.0
+        ));
+    }
+    Ok(())
 }

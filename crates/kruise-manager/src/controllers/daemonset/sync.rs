@@ -164,19 +164,10 @@ pub(super) async fn sync(
 }
 
 fn compile_selector(ds: &DaemonSet) -> Option<Selector> {
-    let mut sel = ds.spec.selector.clone();
-    for expr in sel.match_expressions.iter_mut().flatten() {
-        if matches!(expr.operator.as_str(), "In" | "NotIn") {
-            expr.values.get_or_insert_with(Vec::new);
-        }
-    }
-    Selector::try_from(sel).ok()
+    workload::claim::compile_selector(&ds.spec.selector)
 }
 
-fn selects(selector: &Selector, labels: Option<&BTreeMap<String, String>>) -> bool {
-    let empty = BTreeMap::new();
-    selector.matches(labels.unwrap_or(&empty))
-}
+use workload::claim::selects;
 
 /// A name as `generateName: <set>-` gives one (5 characters of apimachinery's alphabet).
 fn generated_name(set: &str) -> String {
@@ -221,24 +212,7 @@ impl Pass<'_> {
     }
 
     async fn can_adopt(&self) -> Result<(), String> {
-        let api: Api<DaemonSet> = Api::namespaced(self.ctx.client.clone(), &self.ns);
-        let fresh = api.get(&self.name).await.map_err(|e| e.to_string())?;
-        if fresh.metadata.uid != self.ds.metadata.uid {
-            return Err(format!(
-                "original DaemonSet {}/{} is gone: got uid {}, wanted {}",
-                self.ns,
-                self.name,
-                fresh.metadata.uid.unwrap_or_default(),
-                self.ds.metadata.uid.clone().unwrap_or_default()
-            ));
-        }
-        if let Some(t) = fresh.metadata.deletion_timestamp {
-            return Err(format!(
-                "{}/{} has just been deleted at {}",
-                self.ns, self.name, t.0
-            ));
-        }
-        Ok(())
+        workload::claim::can_adopt::<DaemonSet>(&self.ctx.client, &self.owner_info()).await
     }
 
     async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<CachedPod>>, Error> {

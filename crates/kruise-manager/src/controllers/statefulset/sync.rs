@@ -22,7 +22,7 @@ use kruise_runtime::features::Feature;
 use kruise_runtime::runner::Context;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::core::{Selector, SelectorExt};
+use kube::core::Selector;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use serde_json::json;
@@ -224,21 +224,14 @@ pub(super) async fn sync(
 
 /// The set's selector compiled once (an empty selector selects everything; `None` if invalid).
 fn compile_selector(set: &StatefulSet) -> Option<Selector> {
-    let mut sel = set.spec.selector.clone();
-    for expr in sel.match_expressions.iter_mut().flatten() {
-        if matches!(expr.operator.as_str(), "In" | "NotIn") {
-            expr.values.get_or_insert_with(Vec::new);
-        }
-    }
-    Selector::try_from(sel).ok()
+    workload::claim::compile_selector(&set.spec.selector)
 }
 
 fn selects(
     selector: &Selector,
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
 ) -> bool {
-    let empty = BTreeMap::new();
-    selector.matches(meta.labels.as_ref().unwrap_or(&empty))
+    workload::claim::selects(selector, meta.labels.as_ref())
 }
 
 use workload::claim::controller_uid;
@@ -313,41 +306,29 @@ impl Pass<'_> {
 
     /// Live read of the set: adoption only while it is the same object and not being deleted.
     async fn check_can_adopt(&self) -> Result<(), Error> {
-        let api: Api<StatefulSet> = Api::namespaced(self.ctx.client.clone(), &self.ns);
-        let fresh = api.get(&self.set_name).await?;
-        if fresh.metadata.uid != self.set.metadata.uid {
-            return Err(Error::Other(format!(
-                "original StatefulSet {}/{} is gone: got uid {}, wanted {}",
-                self.ns,
-                self.set_name,
-                fresh.metadata.uid.unwrap_or_default(),
-                self.set.metadata.uid.clone().unwrap_or_default()
-            )));
-        }
-        if let Some(t) = fresh.metadata.deletion_timestamp {
-            return Err(Error::Other(format!(
-                "{}/{} has just been deleted at {}",
-                self.ns, self.set_name, t.0
-            )));
-        }
-        Ok(())
+        workload::claim::can_adopt::<StatefulSet>(&self.ctx.client, &self.owner())
+            .await
+            .map_err(Error::Other)
     }
 
-    /// OpenKruise `getPodsForStatefulSet` (`ClaimPods`): owned pods that still match stay,
-    /// owned pods that no longer match (selector or name) are released, matching orphans of
-    /// the namespace are adopted. Returns the claimed pods.
-    async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<CachedPod>>, Error> {
-        let owner = workload::claim::Owner {
+    fn owner(&self) -> workload::claim::Owner<'_> {
+        workload::claim::Owner {
             api_version: API_VERSION,
             kind: KIND,
             name: &self.set_name,
             uid: self.set.metadata.uid.as_deref().unwrap_or_default(),
             namespace: &self.ns,
             deleting: self.set.metadata.deletion_timestamp.is_some(),
-        };
+        }
+    }
+
+    /// OpenKruise `getPodsForStatefulSet` (`ClaimPods`): owned pods that still match stay,
+    /// owned pods that no longer match (selector or name) are released, matching orphans of
+    /// the namespace are adopted. Returns the claimed pods.
+    async fn claim_pods(&self, selector: &Selector) -> Result<Vec<Arc<CachedPod>>, Error> {
         workload::claim::claim(
             &self.pods_api(),
-            &owner,
+            &self.owner(),
             self.state.pods.in_namespace(&self.ns),
             |pod| selects(selector, &pod.metadata) && plan::is_member_of(&self.set_name, pod),
             || async { self.check_can_adopt().await.map_err(|e| e.to_string()) },
