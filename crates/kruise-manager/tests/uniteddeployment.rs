@@ -732,3 +732,91 @@ async fn restarted_manager_changes_nothing() {
         "subset workloads rewritten after restart"
     );
 }
+
+/// OpenKruise's `GetAllSubsets` claims the workloads its selector matches: a UnitedDeployment
+/// deleted with `--cascade=orphan` and created again takes its orphaned subset CloneSets back
+/// (same objects, same pods) instead of creating new ones beside them. CloneSets are custom
+/// resources, so the adoption is the merge-patch path of the shared claim.
+#[tokio::test]
+async fn a_recreated_united_deployment_adopts_its_orphaned_subsets() {
+    use kube::api::DeleteParams;
+    let (_env, ns, _m) = setup("ud-adopt").await;
+    let spec = json!({"replicas": 2, "selector": {"matchLabels": {"app": "adopt"}},
+        "template": template("cloneSetTemplate", "adopt", "nginx:1.25"),
+        "topology": {"subsets": [{"name": "a"}, {"name": "b"}]}});
+    let api = create_ud(&ns, "web", spec.clone()).await;
+    wait_subset_replicas::<CloneSet>(&ns, &api, "web", &[1, 1]).await;
+    let first = api.get("web").await.unwrap();
+    let before: BTreeMap<String, String> = subsets::<CloneSet>(&ns, &first)
+        .await
+        .into_iter()
+        .map(|(s, w)| (s, w.uid().unwrap()))
+        .collect();
+    let pods: Api<Pod> = ns.api();
+    let pod_uids = |list: Vec<Pod>| -> Vec<String> {
+        let mut v: Vec<String> = list.into_iter().filter_map(|p| p.uid()).collect();
+        v.sort();
+        v
+    };
+    wait_for("2 pods", TIMEOUT, || async {
+        (pods.list(&ListParams::default()).await.ok()?.items.len() == 2).then_some(())
+    })
+    .await
+    .unwrap();
+    let pods_before = pod_uids(pods.list(&ListParams::default()).await.unwrap().items);
+
+    api.delete("web", &DeleteParams::orphan()).await.unwrap();
+    let old_uid = first.uid().unwrap();
+    let sets: Api<CloneSet> = ns.api();
+    wait_for(
+        "UnitedDeployment gone, subsets orphaned",
+        TIMEOUT,
+        || async {
+            if api.get_opt("web").await.ok()?.is_some() {
+                return None;
+            }
+            let list = sets.list(&ListParams::default()).await.ok()?.items;
+            list.iter()
+                .all(|s| !s.owner_references().iter().any(|o| o.uid == old_uid))
+                .then_some(())
+        },
+    )
+    .await
+    .unwrap();
+
+    create_ud(&ns, "web", spec).await;
+    let second = api.get("web").await.unwrap();
+    wait_for("the orphans adopted", TIMEOUT, || async {
+        let got: BTreeMap<String, String> = subsets::<CloneSet>(&ns, &second)
+            .await
+            .into_iter()
+            .map(|(s, w)| (s, w.uid().unwrap()))
+            .collect();
+        (got == before).then_some(())
+    })
+    .await
+    .unwrap();
+    wait_for_object(
+        &api,
+        "web",
+        "status of the adopted subsets",
+        TIMEOUT,
+        |u: &UnitedDeployment| {
+            u.status
+                .as_ref()
+                .is_some_and(|s| s.ready_replicas == Some(2) && s.replicas == 2)
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        sets.list(&ListParams::default()).await.unwrap().items.len(),
+        2,
+        "no subset created beside the adopted ones"
+    );
+    assert_eq!(
+        pod_uids(pods.list(&ListParams::default()).await.unwrap().items),
+        pods_before,
+        "the pods are the same"
+    );
+}

@@ -469,12 +469,97 @@ impl Pass<'_> {
         Ok((current, update, collision))
     }
 
+    /// `SubsetControl.GetAllSubsets`: the workloads of the template's kind that match the
+    /// UnitedDeployment's selector, claimed by `RefManager.ClaimOwnedObjects` — its own are
+    /// kept, orphans of its namespace adopted (a UnitedDeployment re-created after a delete with
+    /// `--cascade=orphan` takes its subsets back instead of creating new ones). Owned workloads
+    /// that no longer match are not listed, so they are neither subsets nor released, as in
+    /// OpenKruise. Unlike OpenKruise (which lists every namespace), only the UnitedDeployment's
+    /// namespace is searched: an owner reference across namespaces would have the garbage
+    /// collector delete the workload.
+    async fn claimed_workloads(&self) -> Result<Vec<Workload>, Error> {
+        let Some(selector) = crate::workload::claim::compile_selector(&self.ud.spec.selector)
+        else {
+            return Ok(Vec::new());
+        };
+        let owner = crate::workload::claim::Owner {
+            api_version: "apps.kruise.io/v1alpha1",
+            kind: "UnitedDeployment",
+            name: self.ud.metadata.name.as_deref().unwrap_or_default(),
+            uid: self.ud.metadata.uid.as_deref().unwrap_or_default(),
+            namespace: &self.ns,
+            deleting: self.ud.metadata.deletion_timestamp.is_some(),
+        };
+        match self.kind {
+            Kind::StatefulSet => {
+                self.claim(
+                    &self.state.statefulsets,
+                    &selector,
+                    &owner,
+                    Workload::StatefulSet,
+                )
+                .await
+            }
+            Kind::AdvancedStatefulSet => {
+                self.claim(
+                    &self.state.advanced_statefulsets,
+                    &selector,
+                    &owner,
+                    Workload::AdvancedStatefulSet,
+                )
+                .await
+            }
+            Kind::CloneSet => {
+                self.claim(&self.state.clonesets, &selector, &owner, Workload::CloneSet)
+                    .await
+            }
+            Kind::Deployment => {
+                self.claim(
+                    &self.state.deployments,
+                    &selector,
+                    &owner,
+                    Workload::Deployment,
+                )
+                .await
+            }
+        }
+    }
+
+    async fn claim<K>(
+        &self,
+        informer: &kruise_runtime::cache::Informer<K>,
+        selector: &kube::core::Selector,
+        owner: &crate::workload::claim::Owner<'_>,
+        wrap: fn(Arc<K>) -> Workload,
+    ) -> Result<Vec<Workload>, Error>
+    where
+        K: kruise_runtime::cache::Cached
+            + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        let candidates: Vec<Arc<K>> = informer
+            .in_namespace(&self.ns)
+            .into_iter()
+            .filter(|w| crate::workload::claim::selects(selector, w.meta().labels.as_ref()))
+            .collect();
+        let api: Api<K> = Api::namespaced(self.ctx.client.clone(), &self.ns);
+        let claimed = crate::workload::claim::claim(
+            &api,
+            owner,
+            candidates,
+            |_| true,
+            || crate::workload::claim::can_adopt::<UnitedDeployment>(&self.ctx.client, owner),
+            &self.state.versions,
+        )
+        .await
+        .map_err(Error::Other)?;
+        Ok(claimed.into_iter().map(wrap).collect())
+    }
+
     /// `getExistingSubsets`: the subset workloads of the template's kind by subset name;
     /// duplicates (all but the oldest) are deleted.
     async fn existing_subsets(&self, expected: &str) -> Result<BTreeMap<String, Subset>, Error> {
-        let uid = self.ud.metadata.uid.as_deref().unwrap_or_default();
         let mut by_name: BTreeMap<String, Vec<Workload>> = BTreeMap::new();
-        for w in owned_workloads(self.state, self.kind, uid) {
+        for w in self.claimed_workloads().await? {
             let Some(name) = w
                 .meta()
                 .labels
