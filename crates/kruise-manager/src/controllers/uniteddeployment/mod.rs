@@ -20,9 +20,12 @@
 //! `subsetReplicas`, `updateStatus`, conditions, `labelSelector` for `/scale`) written when it
 //! changed, and the pass comes back when the adaptive strategy's next deadline is due.
 //!
-//! Differences from OpenKruise: orphan workloads matching the selector are not adopted (only
-//! those the UnitedDeployment controls count); the subset's pods are those its workload controls
-//! (for a Deployment, through its ReplicaSets) rather than a claim by selector.
+//! Subset workloads are claimed as `GetAllSubsets` claims them (`workload::claim`): those of the
+//! template's kind that match the selector, its own kept and orphans adopted. Differences from
+//! OpenKruise: only the UnitedDeployment's namespace is searched for orphans (OpenKruise lists
+//! every namespace, and an owner reference across namespaces has the garbage collector delete
+//! the workload); the subset's pods are those its workload controls (for a Deployment, through
+//! its ReplicaSets) rather than a claim by selector.
 
 pub mod plan;
 mod sync;
