@@ -24,6 +24,10 @@
 # and RSS. One table prints the cases side by side with the ratios to the baseline and
 # kruise-rs / Go; the JSON goes to target/kruise-bench/workloadspread.json.
 #
+# At OpenKruise's default client limit (--qps 30 --burst 50) kruise-rs' WorkloadSpread pod
+# webhook, which reads Deployments live (~12 GETs per admission), creates ~2 pods/s and the
+# case times out; the README's table was taken with --qps 1000 --burst 2000 for both managers.
+#
 # The run installs and deletes the cluster-wide kruise-*-webhook-configurations and runs its
 # managers over every namespace, so it needs a testbed to itself; on a shared machine start one:
 #
@@ -31,6 +35,9 @@
 #   hack/testbed/testbed.sh up --nodes 10 --real-nodes 0
 #   OPENKRUISE_MANAGER=... OPENKRUISE_SRC=... hack/bench/workloadspread.sh --webhook-port 19470
 #   hack/testbed/testbed.sh down
+#
+# The Go manager's wrapper needs kruise-admission-corpus (target/release, target/debug or
+# KRUISE_ADMISSION_CORPUS); it is built when none is found.
 #
 # Everything the run creates is removed at the end (namespaces, webhook configurations, the Go
 # manager's CRD conversion settings, kwok nodes it added). Exits non-zero with a reason on failure.
@@ -43,7 +50,8 @@ echo "==> building release binaries (kruise-manager, kruise-bench)"
 cargo build --release -q -p kruise-manager -p kruise-bench --bin kruise-manager --bin kruise-bench
 managers=(--manager "$target/release/kruise-manager")
 if [ -n "${OPENKRUISE_MANAGER:-}" ] && [ -n "${OPENKRUISE_SRC:-}" ]; then
-  if [ ! -x "$target/release/kruise-admission-corpus" ] && [ ! -x "$target/debug/kruise-admission-corpus" ]; then
+  if [ -z "${KRUISE_ADMISSION_CORPUS:-}" ] && [ ! -x "$target/release/kruise-admission-corpus" ] \
+    && [ ! -x "$target/debug/kruise-admission-corpus" ]; then
     echo "==> building kruise-admission-corpus (the Go manager's webhook manifests)"
     cargo build --release -q -p kruise-corpus --bin kruise-admission-corpus
   fi
