@@ -1,5 +1,5 @@
-//! The command line: `rollout` (also the default, with its flags at the top level), `scale` and
-//! `admission`.
+//! The command line: `rollout` (also the default, with its flags at the top level), `scale`,
+//! `admission`, `broadcastjob` and `workloadspread`.
 
 use std::path::PathBuf;
 
@@ -39,6 +39,12 @@ pub(crate) enum Scenario {
     /// manager given (time, API writes per pod, one pod per node checked), against a bare client
     /// creating one pod per node.
     Broadcastjob(crate::broadcastjob::BroadcastJobArgs),
+    /// 100 WorkloadSpreads and 10,000 Deployment pods created through /mutate-pod, for each
+    /// manager given beside a baseline with no manager: admission p50/p99/mean (manager and API
+    /// server), time to all created and Ready, manager CPU, idle millicores once settled, RSS;
+    /// every pod's subset checked (annotation, maxReplicas, zone, patch). Needs a testbed of its
+    /// own.
+    Workloadspread(crate::workloadspread::WorkloadSpreadArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -232,6 +238,33 @@ mod tests {
                 s.client.watch_namespace
             ),
             (30, 50, 1, false)
+        );
+    }
+
+    #[test]
+    fn cli_parses_workloadspread() {
+        let cli = Cli::try_parse_from([
+            "kruise-bench",
+            "workloadspread",
+            "--manager",
+            "a",
+            "--manager",
+            "hack/bench/openkruise-manager.sh",
+            "--webhook-port",
+            "19470",
+        ])
+        .unwrap();
+        let Some(Scenario::Workloadspread(w)) = cli.command else {
+            panic!("workloadspread expected");
+        };
+        assert_eq!(w.managers.len(), 2);
+        assert_eq!(
+            (w.workloadspreads, w.namespaces, w.pods, w.idle_seconds),
+            (100, 10, 10_000, 60)
+        );
+        assert_eq!(
+            (w.client.qps, w.client.burst, w.client.webhook_port),
+            (30, 50, 19470)
         );
     }
 

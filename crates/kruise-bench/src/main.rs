@@ -53,6 +53,10 @@
 //! manager given, time and API writes per pod, against a bare client creating one pod per
 //! node; see the `broadcastjob` module.
 //!
+//! `workloadspread`: WorkloadSpread admission latency (`/mutate-pod`) and the manager's idle CPU
+//! with 100 WorkloadSpreads and 10,000 Deployment pods, for kruise-manager and the Go manager
+//! beside a baseline with no manager; see the `workloadspread` module.
+//!
 //! Prints progress every second and a summary; exits non-zero with a reason on failure.
 
 mod admission;
@@ -64,6 +68,7 @@ mod process;
 mod report;
 mod rollout;
 mod scale;
+mod workloadspread;
 
 use clap::Parser;
 
@@ -78,6 +83,7 @@ async fn main() {
         Some(Scenario::Scale(a)) => scale::scale(a).await,
         Some(Scenario::Admission(a)) => admission::admission(a).await,
         Some(Scenario::Broadcastjob(a)) => broadcastjob::broadcastjob(a).await,
+        Some(Scenario::Workloadspread(a)) => workloadspread::workloadspread(a).await,
     };
     if let Err(e) = result {
         eprintln!("kruise-bench: FAILED: {e}");

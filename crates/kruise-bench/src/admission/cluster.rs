@@ -19,7 +19,7 @@ use super::{
 use crate::metrics::http_get;
 use crate::process::Manager;
 
-pub(super) async fn webhook_configurations(env: &TestEnv) -> Result<Vec<String>, String> {
+pub(crate) async fn webhook_configurations(env: &TestEnv) -> Result<Vec<String>, String> {
     let mut found = Vec::new();
     let m: Api<MutatingWebhookConfiguration> = Api::all(env.client.clone());
     if m.get_opt(MUTATING)
@@ -104,7 +104,7 @@ pub(crate) async fn delete_webhook_configurations(env: &TestEnv) -> Result<(), S
 
 /// The `matchConditions` expressions of `mpod.kb.io` (empty: none, every pod is sent);
 /// `None` when the configuration or the webhook is absent.
-pub(super) async fn pod_webhook_conditions(env: &TestEnv) -> Result<Option<Vec<String>>, String> {
+pub(crate) async fn pod_webhook_conditions(env: &TestEnv) -> Result<Option<Vec<String>>, String> {
     let m: Api<MutatingWebhookConfiguration> = Api::all(env.client.clone());
     let Some(cfg) = m.get_opt(MUTATING).await.map_err(|e| e.to_string())? else {
         return Ok(None);
@@ -175,7 +175,7 @@ pub(super) async fn delete_sidecarsets(env: &TestEnv) -> Result<(), String> {
 /// Deletes every pod of `api`'s namespace at once (grace period 0) and waits until none is left.
 /// A failed request is retried until `timeout` (a collection delete of thousands of pods on a
 /// busy API server can outlast the client's timeout while it goes on in the server).
-pub(super) async fn delete_pods(api: &Api<Pod>, timeout: Duration) -> Result<(), String> {
+pub(crate) async fn delete_pods(api: &Api<Pod>, timeout: Duration) -> Result<(), String> {
     let dp = DeleteParams {
         grace_period_seconds: Some(0),
         ..DeleteParams::default()

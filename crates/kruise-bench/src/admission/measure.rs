@@ -16,10 +16,10 @@ use crate::process::Manager;
 /// One histogram of a Prometheus exposition: cumulative `(le, count)` buckets sorted by `le`
 /// (the last one `+Inf`), `_sum` and `_count`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct Histogram {
-    pub(super) buckets: Vec<(f64, f64)>,
-    pub(super) sum: f64,
-    pub(super) count: f64,
+pub(crate) struct Histogram {
+    pub(crate) buckets: Vec<(f64, f64)>,
+    pub(crate) sum: f64,
+    pub(crate) count: f64,
 }
 
 impl Histogram {
@@ -57,7 +57,7 @@ impl Histogram {
     }
 
     /// The observations made after `earlier` (same buckets; a missing earlier bucket is 0).
-    fn since(&self, earlier: &Self) -> Self {
+    pub(crate) fn since(&self, earlier: &Self) -> Self {
         let before = |le: f64| {
             earlier
                 .buckets
@@ -80,7 +80,7 @@ impl Histogram {
     /// and the value interpolated linearly inside it (its lower bound 0 for the first bucket);
     /// a rank in the `+Inf` bucket answers the highest finite bound. `None` without
     /// observations (Prometheus: NaN).
-    pub(super) fn quantile(&self, q: f64) -> Option<f64> {
+    pub(crate) fn quantile(&self, q: f64) -> Option<f64> {
         let n = self.buckets.len();
         if n < 2 || !self.buckets[n - 1].0.is_infinite() {
             return None;
@@ -120,7 +120,7 @@ impl Histogram {
         (total > 0.0).then(|| c / total)
     }
 
-    pub(super) fn mean(&self) -> Option<f64> {
+    pub(crate) fn mean(&self) -> Option<f64> {
         (self.count > 0.0).then(|| self.sum / self.count)
     }
 }
@@ -128,9 +128,9 @@ impl Histogram {
 /// Admissions of one webhook path (`/mutate-pod`, `/validate-pod`) counted by the manager
 /// (`controller_runtime_webhook_requests_total`, every code) and its latency histogram.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct PodWebhook {
-    pub(super) requests: f64,
-    pub(super) latency: Histogram,
+pub(crate) struct PodWebhook {
+    pub(crate) requests: f64,
+    pub(crate) latency: Histogram,
     /// `kruise_webhook_cpu_seconds{webhook="<path>"}`: the handler thread's CPU time per
     /// admission (empty for a manager without it, e.g. OpenKruise's).
     pub(super) cpu: Histogram,
@@ -178,7 +178,7 @@ impl PodWebhook {
         }
     }
 
-    pub(super) fn since(&self, earlier: &Self) -> Self {
+    pub(crate) fn since(&self, earlier: &Self) -> Self {
         Self {
             requests: (self.requests - earlier.requests).max(0.0),
             latency: self.latency.since(&earlier.latency),
@@ -216,10 +216,10 @@ impl PodWebhook {
 /// (`apiserver_admission_webhook_rejection_count`: a denial, or a failed call under
 /// `failurePolicy: Fail`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct ApiserverView {
-    pub(super) calls: Histogram,
-    pub(super) excluded: f64,
-    pub(super) rejected: f64,
+pub(crate) struct ApiserverView {
+    pub(crate) calls: Histogram,
+    pub(crate) excluded: f64,
+    pub(crate) rejected: f64,
 }
 
 impl ApiserverView {
@@ -246,7 +246,7 @@ impl ApiserverView {
         }
     }
 
-    pub(super) fn since(&self, earlier: &Self) -> Self {
+    pub(crate) fn since(&self, earlier: &Self) -> Self {
         Self {
             calls: self.calls.since(&earlier.calls),
             excluded: (self.excluded - earlier.excluded).max(0.0),
@@ -256,7 +256,7 @@ impl ApiserverView {
 }
 
 /// The API server's view of `mpod.kb.io` pod CREATEs.
-pub(super) async fn scrape_apiserver(env: &TestEnv) -> Result<ApiserverView, String> {
+pub(crate) async fn scrape_apiserver(env: &TestEnv) -> Result<ApiserverView, String> {
     scrape_apiserver_for(env, "mpod.kb.io", "CREATE").await
 }
 
@@ -266,19 +266,47 @@ pub(super) async fn scrape_apiserver_for(
     webhook: &str,
     operation: &str,
 ) -> Result<ApiserverView, String> {
-    let req = http::Request::get("/metrics")
-        .body(Vec::new())
-        .map_err(|e| e.to_string())?;
-    let text = env
-        .client
-        .request_text(req)
-        .await
-        .map_err(|e| format!("API server /metrics: {e}"))?;
+    let text = apiserver_metrics(env).await?;
     Ok(ApiserverView::from_metrics(&text, webhook, operation))
 }
 
+/// The API server's `/metrics` text.
+async fn apiserver_metrics(env: &TestEnv) -> Result<String, String> {
+    let req = http::Request::get("/metrics")
+        .body(Vec::new())
+        .map_err(|e| e.to_string())?;
+    env.client
+        .request_text(req)
+        .await
+        .map_err(|e| format!("API server /metrics: {e}"))
+}
+
+/// The API server's own timing of `verb` requests (e.g. `POST`) on `resource` (no
+/// subresource), every scope and code: `apiserver_request_duration_seconds` (admission,
+/// webhooks and storage included; buckets 5, 25, 50, 100, 200, 400, 600, 800 ms, 1 s, ...).
+pub(crate) async fn scrape_apiserver_requests(
+    env: &TestEnv,
+    verb: &str,
+    resource: &str,
+) -> Result<Histogram, String> {
+    let text = apiserver_metrics(env).await?;
+    Ok(request_duration(&text, verb, resource))
+}
+
+fn request_duration(text: &str, verb: &str, resource: &str) -> Histogram {
+    Histogram::from_samples(
+        &parse_prometheus(text),
+        "apiserver_request_duration_seconds",
+        |s| {
+            s.label("verb") == Some(verb)
+                && s.label("resource") == Some(resource)
+                && s.label("subresource").unwrap_or("").is_empty()
+        },
+    )
+}
+
 /// The 1-minute load average of the machine (`/proc/loadavg`).
-pub(super) fn load_average() -> Option<f64> {
+pub(crate) fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg")
         .ok()?
         .split_whitespace()
@@ -288,7 +316,7 @@ pub(super) fn load_average() -> Option<f64> {
 }
 
 /// The manager's `/mutate-pod` metrics.
-pub(super) async fn scrape_pod_webhook(
+pub(crate) async fn scrape_pod_webhook(
     http: &reqwest::Client,
     m: &Manager,
 ) -> Result<PodWebhook, String> {
@@ -308,7 +336,7 @@ pub(super) async fn scrape_webhook(
 }
 
 /// Clock ticks per second (`getconf CLK_TCK`; 100, Linux' usual value, if it cannot be run).
-pub(super) fn clock_ticks() -> f64 {
+pub(crate) fn clock_ticks() -> f64 {
     Command::new("getconf")
         .arg("CLK_TCK")
         .output()
@@ -320,7 +348,7 @@ pub(super) fn clock_ticks() -> f64 {
 }
 
 /// CPU seconds (user + system, `utime` and `stime` of `/proc/<pid>/stat`) a process used.
-pub(super) fn cpu_seconds(pid: u32, ticks: f64) -> Option<f64> {
+pub(crate) fn cpu_seconds(pid: u32, ticks: f64) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_cpu_ticks(&stat).map(|t| t / ticks)
 }
@@ -367,11 +395,11 @@ pub(super) fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-pub(super) fn ms_f(seconds: Option<f64>) -> String {
+pub(crate) fn ms_f(seconds: Option<f64>) -> String {
     seconds.map_or("n/a".into(), |s| format!("{:.2} ms", s * 1000.0))
 }
 
-pub(super) fn ratio(a: f64, b: f64) -> String {
+pub(crate) fn ratio(a: f64, b: f64) -> String {
     if b > 0.0 {
         format!("{:.2}x", a / b)
     } else {
@@ -477,6 +505,20 @@ mod tests {
             ApiserverView::from_metrics(text, "vpod.kb.io", "DELETE").rejected,
             9.0
         );
+    }
+
+    #[test]
+    fn request_duration_keeps_the_verb_and_resource_without_subresource() {
+        let text = "apiserver_request_duration_seconds_bucket{component=\"apiserver\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\",le=\"0.005\"} 7\n\
+            apiserver_request_duration_seconds_bucket{component=\"apiserver\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\",le=\"+Inf\"} 10\n\
+            apiserver_request_duration_seconds_sum{component=\"apiserver\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\"} 0.1\n\
+            apiserver_request_duration_seconds_count{component=\"apiserver\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\"} 10\n\
+            apiserver_request_duration_seconds_count{component=\"apiserver\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"eviction\",verb=\"POST\",version=\"v1\"} 3\n\
+            apiserver_request_duration_seconds_count{component=\"apiserver\",group=\"\",resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"PATCH\",version=\"v1\"} 5\n";
+        let h = request_duration(text, "POST", "pods");
+        assert_eq!(h.count, 10.0);
+        assert_eq!(h.buckets, vec![(0.005, 7.0), (INF, 10.0)]);
+        assert_eq!(h.mean(), Some(0.01));
     }
 
     #[test]

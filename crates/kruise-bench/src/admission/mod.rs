@@ -69,7 +69,7 @@ mod blast;
 mod budget;
 mod cluster;
 mod injection;
-mod measure;
+pub(crate) mod measure;
 mod report;
 
 use std::collections::BTreeSet;
@@ -85,16 +85,19 @@ use crate::metrics::http_client;
 
 use blast::blast_run;
 use budget::budget_run;
-use cluster::{delete_sidecarsets, webhook_configurations};
-pub(crate) use cluster::{delete_webhook_configurations, ensure_kruise_namespace};
+use cluster::delete_sidecarsets;
+pub(crate) use cluster::{
+    delete_pods, delete_webhook_configurations, ensure_kruise_namespace, pod_webhook_conditions,
+    webhook_configurations,
+};
 use injection::injection_run;
 use report::{print_blast, print_budget, print_injection, result_json};
 
 /// The manager's own namespace (`POD_NAMESPACE`), as OpenKruise installs it.
-const KRUISE_NAMESPACE: &str = kruise_e2e::manager::KRUISE_NAMESPACE;
+pub(crate) const KRUISE_NAMESPACE: &str = kruise_e2e::manager::KRUISE_NAMESPACE;
 const MUTATING: &str = "kruise-mutating-webhook-configuration";
 const VALIDATING: &str = "kruise-validating-webhook-configuration";
-const CERT_SECRET: &str = "kruise-webhook-certs";
+pub(crate) const CERT_SECRET: &str = "kruise-webhook-certs";
 const MUTATE_POD: &str = "/mutate-pod";
 /// Label of every SidecarSet the run creates (deleted by it at the end).
 const SIDECARSET_LABEL: &str = "kruise-bench";
