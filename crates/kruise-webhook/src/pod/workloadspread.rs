@@ -707,8 +707,7 @@ impl std::fmt::Display for LookupError {
     }
 }
 
-/// The metadata of `owner` in `namespace` (`getObjectOf`): a ReplicaSet from the cache, other
-/// kinds by a live read through discovery.
+/// The metadata of `owner` in `namespace` (`getObjectOf`, see [`get_workload`]).
 async fn object_meta(
     lookup: &Lookup,
     owner: &OwnerReference,
@@ -732,14 +731,7 @@ async fn object_meta(
         };
         LookupError::NotFound(format!("{resource} \"{}\" not found", owner.name))
     };
-    if owner.kind == "ReplicaSet" && group_of(&owner.api_version) == Some("apps") {
-        return match lookup.replica_set(namespace, &owner.name).await {
-            Ok(Some(rs)) => Ok(Some(rs.metadata.clone())),
-            Ok(None) => Err(not_found()),
-            Err(e) => Err(LookupError::Other(e)),
-        };
-    }
-    match get_dynamic(
+    match get_workload(
         lookup,
         &owner.api_version,
         &owner.kind,
@@ -748,36 +740,148 @@ async fn object_meta(
     )
     .await
     {
-        Ok(Some(o)) => Ok(Some(o.metadata)),
+        Ok(Some(o)) => Ok(Some(o.meta().clone())),
         Ok(None) => Err(not_found()),
         Err(e) => Err(LookupError::Other(e)),
     }
 }
 
-/// Object `apiVersion`/`kind` `namespace/name` read live through discovery (`None` when it or
-/// its kind does not exist, or without a client).
-pub async fn get_dynamic(
+/// A workload WorkloadSpread reads (a pod's owner, a target): the built-in and Kruise kinds from
+/// the shared cache (their informers start on the first read), any other kind read live.
+pub enum Workload {
+    /// `apps/v1` Deployment.
+    Deployment(Arc<k8s_openapi::api::apps::v1::Deployment>),
+    /// `apps/v1` ReplicaSet.
+    ReplicaSet(Arc<k8s_openapi::api::apps::v1::ReplicaSet>),
+    /// `apps/v1` StatefulSet.
+    StatefulSet(Arc<k8s_openapi::api::apps::v1::StatefulSet>),
+    /// `batch/v1` Job.
+    Job(Arc<k8s_openapi::api::batch::v1::Job>),
+    /// CloneSet.
+    CloneSet(Arc<kruise_api::apps::v1alpha1::CloneSet>),
+    /// Advanced StatefulSet (either served version).
+    AdvancedStatefulSet(Arc<kruise_api::apps::v1beta1::StatefulSet>),
+    /// Any other kind (a whitelisted custom workload), read live.
+    Dynamic(Box<DynamicObject>),
+}
+
+impl Workload {
+    /// Its metadata.
+    pub fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        match self {
+            Workload::Deployment(o) => &o.metadata,
+            Workload::ReplicaSet(o) => &o.metadata,
+            Workload::StatefulSet(o) => &o.metadata,
+            Workload::Job(o) => &o.metadata,
+            Workload::CloneSet(o) => &o.metadata,
+            Workload::AdvancedStatefulSet(o) => &o.metadata,
+            Workload::Dynamic(o) => &o.metadata,
+        }
+    }
+
+    /// Its JSON (for replica paths and pod templates; a copy, made only where one is read).
+    pub fn to_json(&self) -> Value {
+        let v = match self {
+            Workload::Deployment(o) => serde_json::to_value(&**o),
+            Workload::ReplicaSet(o) => serde_json::to_value(&**o),
+            Workload::StatefulSet(o) => serde_json::to_value(&**o),
+            Workload::Job(o) => serde_json::to_value(&**o),
+            Workload::CloneSet(o) => serde_json::to_value(&**o),
+            Workload::AdvancedStatefulSet(o) => serde_json::to_value(&**o),
+            Workload::Dynamic(o) => serde_json::to_value(&**o),
+        };
+        v.unwrap_or(Value::Null)
+    }
+}
+
+/// Resources found by discovery, by `group/version/kind` (kinds a whitelist names rarely
+/// change; a kind not found is looked up again next time).
+static DISCOVERED: std::sync::LazyLock<Mutex<HashMap<String, kube::api::ApiResource>>> =
+    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Workload `apiVersion`/`kind` `namespace/name` (OpenKruise's `getObjectOf` through its cached
+/// client): Deployments, ReplicaSets, StatefulSets, Jobs, CloneSets and Advanced StatefulSets
+/// from the shared cache; other kinds by a live read, their resource found once by discovery.
+/// `None` when it (or its kind) does not exist, or for a fixed cluster without a client.
+///
+/// # Errors
+/// A live read failed.
+pub async fn get_workload(
     lookup: &Lookup,
     api_version: &str,
     kind: &str,
     namespace: &str,
     name: &str,
-) -> Result<Option<DynamicObject>, String> {
-    let Some(client) = lookup.client() else {
-        return Ok(None);
-    };
+) -> Result<Option<Workload>, String> {
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g, v),
         None => ("", api_version),
     };
+    match (group, version, kind) {
+        ("apps", "v1", "ReplicaSet") => {
+            return Ok(lookup
+                .replica_set(namespace, name)
+                .await?
+                .map(Workload::ReplicaSet));
+        }
+        ("apps", "v1", "Deployment") => {
+            return Ok(lookup
+                .get_lazy(namespace, name)
+                .await?
+                .map(Workload::Deployment));
+        }
+        ("apps", "v1", "StatefulSet") => {
+            return Ok(lookup
+                .get_lazy(namespace, name)
+                .await?
+                .map(Workload::StatefulSet));
+        }
+        ("batch", "v1", "Job") => {
+            return Ok(lookup.get_lazy(namespace, name).await?.map(Workload::Job));
+        }
+        ("apps.kruise.io", "v1alpha1", "CloneSet") => {
+            return Ok(lookup
+                .get_lazy(namespace, name)
+                .await?
+                .map(Workload::CloneSet));
+        }
+        ("apps.kruise.io", "v1alpha1" | "v1beta1", "StatefulSet") => {
+            return Ok(lookup
+                .get_lazy(namespace, name)
+                .await?
+                .map(Workload::AdvancedStatefulSet));
+        }
+        _ => {}
+    }
+    let Some(client) = lookup.client() else {
+        return Ok(None);
+    };
     let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
-    let (ar, _) = match kube::discovery::pinned_kind(client, &gvk).await {
-        Ok(x) => x,
-        Err(kube::Error::Api(e)) if e.code == 404 => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+    let key = format!("{group}/{version}/{kind}");
+    let known = DISCOVERED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+        .cloned();
+    let ar = match known {
+        Some(ar) => ar,
+        None => match kube::discovery::pinned_kind(client, &gvk).await {
+            Ok((ar, _)) => {
+                DISCOVERED
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(key, ar.clone());
+                ar
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        },
     };
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
-    api.get_opt(name).await.map_err(|e| e.to_string())
+    api.get_opt(name)
+        .await
+        .map(|o| o.map(|o| Workload::Dynamic(Box::new(o))))
+        .map_err(|e| e.to_string())
 }
 
 /// `getWorkloadReplicas`: the target's replicas when a subset is a percentage (else 0):
@@ -793,11 +897,10 @@ async fn workload_replicas(
     }
     let t = &ws.spec.target_reference;
     let ns = ws.metadata.namespace.as_deref().unwrap_or("");
-    let Some(obj) = get_dynamic(lookup, &t.api_version, &t.kind, ns, &t.name).await? else {
+    let Some(obj) = get_workload(lookup, &t.api_version, &t.kind, ns, &t.name).await? else {
         return Ok(0);
     };
-    let data = serde_json::to_value(&obj).map_err(|e| e.to_string())?;
-    Ok(replicas_of(&data, ws, whitelist))
+    Ok(replicas_of(&obj.to_json(), ws, whitelist))
 }
 
 /// The replicas of a target (as JSON) for WorkloadSpread (see `workload_replicas`).

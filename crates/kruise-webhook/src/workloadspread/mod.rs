@@ -62,12 +62,11 @@ pub async fn validate(req: &Request, ctx: &HandlerContext) -> Response {
             let wl = ws_util::whitelist(lookup).await;
             let t = &obj.spec.target_reference;
             let template = if builtin_kind_ok(t) {
-                ws_util::get_dynamic(lookup, &t.api_version, &t.kind, &ns, &t.name)
+                ws_util::get_workload(lookup, &t.api_version, &t.kind, &ns, &t.name)
                     .await
                     .ok()
                     .flatten()
-                    .and_then(|o| serde_json::to_value(o).ok())
-                    .and_then(|v| pod_template(&t.kind, &v))
+                    .and_then(|o| pod_template(&t.kind, &o.to_json()))
             } else {
                 None
             };

@@ -145,10 +145,9 @@ async fn pods_and_replicas(
                 && !w.replicas_path.is_empty()
         });
         if wants_path || has_path {
-            match ws_util::get_dynamic(&lookup, &t.api_version, &t.kind, &ns, &t.name).await {
+            match ws_util::get_workload(&lookup, &t.api_version, &t.kind, &ns, &t.name).await {
                 Ok(Some(obj)) => {
-                    let v = serde_json::to_value(obj).map_err(|e| Error::Other(e.to_string()))?;
-                    replicas = ws_util::replicas_of(&v, ws, &whitelist);
+                    replicas = ws_util::replicas_of(&obj.to_json(), ws, &whitelist);
                 }
                 Ok(None) => {}
                 Err(e) => return Err(Error::Other(e)),
