@@ -155,12 +155,16 @@ async fn protected_objects_are_refused_until_unprotected() {
         .filter(|l| l.starts_with("workload_deletion_protection{") && l.contains(&series))
         .collect();
     assert_eq!(counted.len(), 1, "{counted:?}");
-    assert_eq!(
-        counted[0].rsplit(' ').next(),
-        Some("2"),
-        "two refusals: {}",
-        counted[0]
-    );
+    // At least one per refused request, and one more when the API server first judged the
+    // allowed delete against its watch cache's older copy (still `replicas: 2`): a refusal
+    // there makes it re-read the object and judge again (etcd3 `conditionalDelete`), so the
+    // webhook refused a call OpenKruise's would refuse too.
+    let refusals: f64 = counted[0]
+        .rsplit(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    assert!(refusals >= 2.0, "two refusals: {}", counted[0]);
     assert!(
         !text.contains(&format!("UnitedDeployment_{}_plain", ns.name())),
         "an admitted deletion is not counted"
