@@ -232,18 +232,12 @@ fn merge_map(
             original.remove(&k);
             continue;
         }
-        let Some(orig_v) = original.get(&k) else {
-            if !is_delete_list {
-                let mut v = patch_v;
-                discard_nulls(&mut v);
-                match remove_directives(v) {
-                    Some(v) => original.insert(k, v),
-                    None => original.remove(&k),
-                };
-            }
-            continue;
-        };
-        if go_type(orig_v) != go_type(&patch_v) {
+        // Absent from the original, or of another type: the patch's value is taken (without
+        // its nulls and directives); a deletion list then has nothing to delete from.
+        if original
+            .get(&k)
+            .is_none_or(|o| go_type(o) != go_type(&patch_v))
+        {
             if !is_delete_list {
                 let mut v = patch_v;
                 discard_nulls(&mut v);
