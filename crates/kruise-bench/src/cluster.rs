@@ -172,6 +172,31 @@ pub(crate) async fn kwok_node_names(env: &TestEnv) -> Result<BTreeSet<String>, S
         .collect())
 }
 
+/// Deletes the kwok nodes a run added (those not in `before`), each with a progress line;
+/// every failure is passed to `note` (the run's cleanup goes on).
+pub(crate) async fn delete_added_kwok_nodes(
+    env: &TestEnv,
+    before: &BTreeSet<String>,
+    mut note: impl FnMut(Result<(), String>),
+) {
+    match kwok_node_names(env).await {
+        Ok(now) => {
+            let nodes: Api<Node> = Api::all(env.client.clone());
+            for name in now.difference(before) {
+                println!("  deleting kwok node {name} (added by this run)");
+                note(
+                    nodes
+                        .delete(name, &kube::api::DeleteParams::default())
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| format!("deleting node {name}: {e}")),
+                );
+            }
+        }
+        Err(e) => note(Err(e)),
+    }
+}
+
 /// The UIDs of the namespace's pods that are not being deleted; fails if any is being deleted.
 pub(crate) async fn pod_uids(pods: &Api<Pod>) -> Result<BTreeSet<String>, String> {
     let list = pods

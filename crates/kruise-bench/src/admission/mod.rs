@@ -76,7 +76,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use clap::Args;
-use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kruise_e2e::{TestEnv, install_crds, testbed_kubeconfig};
 use kube::api::{Api, DeleteParams};
 
@@ -353,22 +353,7 @@ async fn cleanup(env: &TestEnv, owned: &Owned) -> Result<(), String> {
             Err(e) => note(Err(format!("deleting Secret {CERT_SECRET}: {e}"))),
         }
     }
-    match kwok_node_names(env).await {
-        Ok(now) => {
-            let nodes: Api<Node> = Api::all(env.client.clone());
-            for name in now.difference(&owned.nodes_before) {
-                println!("  deleting kwok node {name} (added by this run)");
-                note(
-                    nodes
-                        .delete(name, &DeleteParams::default())
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| format!("deleting node {name}: {e}")),
-                );
-            }
-        }
-        Err(e) => note(Err(e)),
-    }
+    crate::cluster::delete_added_kwok_nodes(env, &owned.nodes_before, &mut note).await;
     match first_error {
         None => {
             println!("  done: namespaces, SidecarSets, webhook configurations, nodes removed");

@@ -1199,25 +1199,7 @@ async fn cleanup(
             Err(e) => note(Err(format!("deleting Secret {CERT_SECRET}: {e}"))),
         }
     }
-    match kwok_node_names(env).await {
-        Ok(now) => {
-            let added: Vec<&String> = now.difference(nodes_before).collect();
-            if !added.is_empty() {
-                println!("  deleting the {} kwok nodes this run added", added.len());
-            }
-            let nodes: Api<Node> = Api::all(env.client.clone());
-            for name in added {
-                note(
-                    nodes
-                        .delete(name, &DeleteParams::default())
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| format!("deleting node {name}: {e}")),
-                );
-            }
-        }
-        Err(e) => note(Err(e)),
-    }
+    crate::cluster::delete_added_kwok_nodes(env, nodes_before, &mut note).await;
     match first_error {
         None => {
             println!("  done");
