@@ -20,8 +20,9 @@
 //! `pods`): `Api<CachedPod>` reads and watches pods.
 
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, ContainerStatus, EnvVar, EphemeralContainer, Pod, PodCondition,
-    PodReadinessGate, PodSpec, PodStatus, ResourceRequirements, Volume, VolumeMount,
+    Affinity, Container, ContainerPort, ContainerState, ContainerStatus, EnvVar,
+    EphemeralContainer, Lifecycle, Pod, PodCondition, PodReadinessGate, PodSpec, PodStatus,
+    ResourceRequirements, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,10 @@ pub struct CachedPodSpec {
     /// `KRUISE_EJOB_ID` env; few pods have any, so an absent list costs only the `Option`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_containers: Option<Vec<EphemeralContainer>>,
+    /// `spec.terminationGracePeriodSeconds` (the ContainerRecreateRequest webhook copies it into
+    /// a request that sets none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period_seconds: Option<i64>,
 }
 
 /// The container fields kruise-rs reads (names and JSON as `Container`'s).
@@ -104,6 +109,15 @@ pub struct CachedContainer {
     /// `restartPolicy` (a restartable init container: `Always`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
+    /// `lifecycle`, whole (the ContainerRecreateRequest webhook copies its `preStop` into a
+    /// request). Boxed: most containers have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<Box<Lifecycle>>,
+    /// `ports`: the cache keeps them only for a container whose `preStop` is an `httpGet`
+    /// handler ([`keep_ports_for_http_pre_stop`]; the ContainerRecreateRequest webhook copies
+    /// them into a request, for a handler that names its port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<ContainerPort>>,
 }
 
 /// The pod status fields kruise-rs reads (names and JSON as `PodStatus`'s).
@@ -162,6 +176,10 @@ pub struct CachedContainerStatus {
     /// `restartCount`.
     #[serde(default)]
     pub restart_count: i32,
+    /// `state`, whole (the ContainerRecreateRequest controller reads when a running container
+    /// started; inline, as a running container's state holds no string).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<ContainerState>,
 }
 
 /// A pod condition as cached: every field of `PodCondition`, with its JSON, in 128 bytes
@@ -442,6 +460,23 @@ pub fn keep_claim_volumes(volumes: &mut Option<Vec<Volume>>) {
     }
 }
 
+/// What the shared cache keeps of a container's `ports` (kruise-runtime's `slim`): only those of
+/// a container whose `preStop` handler is an `httpGet`, which the ContainerRecreateRequest webhook
+/// copies into a request (OpenKruise's `injectPodIntoContainerRecreateRequest`; the daemon
+/// resolves a named port from them). Other containers' ports are read by nothing.
+pub fn keep_ports_for_http_pre_stop(containers: &mut [CachedContainer]) {
+    for c in containers {
+        let http_pre_stop = c
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.pre_stop.as_ref())
+            .is_some_and(|h| h.http_get.is_some());
+        if !http_pre_stop {
+            c.ports = None;
+        }
+    }
+}
+
 /// How a cached pod's metadata is decoded: every `ObjectMeta` field as k8s-openapi decodes it
 /// but `metadata.managedFields` (server-side-apply bookkeeping, about 2 KB of nested JSON maps
 /// per pod, which nothing in kruise-rs reads), which is skipped without being allocated, as
@@ -543,6 +578,8 @@ impl From<&Container> for CachedContainer {
             resources: c.resources.clone(),
             volume_mounts: c.volume_mounts.clone(),
             restart_policy: c.restart_policy.clone(),
+            lifecycle: c.lifecycle.clone().map(Box::new),
+            ports: c.ports.clone(),
         }
     }
 }
@@ -556,6 +593,7 @@ impl From<&ContainerStatus> for CachedContainerStatus {
             container_id: c.container_id.clone(),
             ready: c.ready,
             restart_count: c.restart_count,
+            state: c.state.clone(),
         }
     }
 }
@@ -574,6 +612,7 @@ impl From<&PodSpec> for CachedPodSpec {
             affinity: s.affinity.clone().map(Box::new),
             restart_policy: s.restart_policy.clone(),
             ephemeral_containers: s.ephemeral_containers.clone(),
+            termination_grace_period_seconds: s.termination_grace_period_seconds,
         }
     }
 }

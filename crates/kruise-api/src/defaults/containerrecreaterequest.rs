@@ -17,13 +17,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
 
 use crate::apps::v1alpha1::{
     ContainerRecreateRequest, ContainerRecreateRequestContainerContext, ProbeHandler,
     container_recreate_request_failure_policy,
 };
 use crate::keys;
+use crate::pod::CachedPod;
 
 /// Applies the object-only creation defaults to a ContainerRecreateRequest.
 pub fn set_defaults_containerrecreaterequest(obj: &mut ContainerRecreateRequest) {
@@ -59,11 +60,12 @@ pub enum InjectPodError {
 }
 
 /// Applies the pod-dependent creation defaults: what the webhook copies from the target `pod`
+/// (as the shared cache holds it: `lifecycle`, and `ports` where the `preStop` is an `httpGet`)
 /// and its `node` into the request. Call after [`set_defaults_containerrecreaterequest`]. On
 /// error the request may be partly filled in (the webhook discards it then).
 pub fn inject_pod_into_containerrecreaterequest(
     obj: &mut ContainerRecreateRequest,
-    pod: &Pod,
+    pod: &CachedPod,
     node: Option<&Node>,
 ) -> Result<(), InjectPodError> {
     let pod_spec = pod.spec.as_ref();
@@ -150,7 +152,7 @@ pub fn inject_pod_into_containerrecreaterequest(
 mod tests {
     use k8s_openapi::api::core::v1::{
         Container, ContainerPort, ContainerStatus, ExecAction, HTTPGetAction, Lifecycle,
-        LifecycleHandler, PodSpec, PodStatus,
+        LifecycleHandler, Pod, PodSpec, PodStatus,
     };
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -293,7 +295,7 @@ mod tests {
     fn containerrecreaterequest_inject_pod() {
         let mut crr = request(&["app", "side", "plain"]);
         set_defaults_containerrecreaterequest(&mut crr);
-        inject_pod_into_containerrecreaterequest(&mut crr, &pod(), None).unwrap();
+        inject_pod_into_containerrecreaterequest(&mut crr, &CachedPod::from(&pod()), None).unwrap();
         let labels = crr.metadata.labels.as_ref().unwrap();
         assert_eq!(labels[keys::CRR_NODE_NAME], "node-a");
         assert_eq!(labels[keys::CRR_POD_UID], "uid-1");
@@ -338,7 +340,8 @@ mod tests {
             },
             ..Default::default()
         };
-        inject_pod_into_containerrecreaterequest(&mut crr, &pod(), Some(&node)).unwrap();
+        inject_pod_into_containerrecreaterequest(&mut crr, &CachedPod::from(&pod()), Some(&node))
+            .unwrap();
         assert_eq!(
             crr.spec
                 .strategy
@@ -357,7 +360,8 @@ mod tests {
     fn containerrecreaterequest_inject_errors() {
         let err = |names: &[&str]| {
             let mut crr = request(names);
-            inject_pod_into_containerrecreaterequest(&mut crr, &pod(), None).unwrap_err()
+            inject_pod_into_containerrecreaterequest(&mut crr, &CachedPod::from(&pod()), None)
+                .unwrap_err()
         };
         assert_eq!(
             err(&["app", "app"]),
@@ -374,14 +378,16 @@ mod tests {
         let mut crr = request(&["app"]);
         crr.spec.containers[0].ports = Some(vec![]);
         assert_eq!(
-            inject_pod_into_containerrecreaterequest(&mut crr, &pod(), None).unwrap_err(),
+            inject_pod_into_containerrecreaterequest(&mut crr, &CachedPod::from(&pod()), None)
+                .unwrap_err(),
             InjectPodError::ReadOnlyFieldSet
         );
         let mut p = pod();
         p.status = None;
         let mut crr = request(&["app"]);
         assert_eq!(
-            inject_pod_into_containerrecreaterequest(&mut crr, &p, None).unwrap_err(),
+            inject_pod_into_containerrecreaterequest(&mut crr, &CachedPod::from(&p), None)
+                .unwrap_err(),
             InjectPodError::ContainerStatusNotFound("app".into())
         );
     }

@@ -384,6 +384,10 @@ pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
         // The type holds only the fields kruise-rs reads; of the volumes, the claims are.
         if let Some(spec) = pod.spec.as_mut() {
             kruise_api::pod::keep_claim_volumes(&mut spec.volumes);
+            kruise_api::pod::keep_ports_for_http_pre_stop(&mut spec.containers);
+            if let Some(init) = spec.init_containers.as_mut() {
+                kruise_api::pod::keep_ports_for_http_pre_stop(init);
+            }
         }
     } else if let Some(node) = any.downcast_mut::<k8s_openapi::api::core::v1::Node>() {
         // Of a node's status only `allocatable` is read (the BroadcastJob controller's
@@ -420,8 +424,9 @@ fn slim_pod_volumes(pod: &mut k8s_openapi::api::core::v1::Pod) {
 /// `observedGeneration`, `conditions` (readiness, availability, `InPlaceUpdateReady`,
 /// `KruisePodReady`), and of each container and init container status `name`, `image`,
 /// `imageID`, `containerID`, `ready`, `restartCount` (in-place update completion, SidecarSet
-/// upgrades and hot upgrade, update order, container launch priority). Everything else —
-/// `podIP(s)`, `hostIP(s)`, `startTime`, `qosClass`, container `state`/`lastState`/`resources`,
+/// upgrades and hot upgrade, update order, container launch priority), `state`
+/// (ContainerRecreateRequest). Everything else —
+/// `podIP(s)`, `hostIP(s)`, `startTime`, `qosClass`, container `lastState`/`resources`,
 /// … — is dropped: code that starts reading another status field of a cached pod must add it
 /// here (a unit test lists the keep-list).
 fn slim_pod_status(pod: &mut k8s_openapi::api::core::v1::Pod) {
@@ -439,6 +444,7 @@ fn slim_pod_status(pod: &mut k8s_openapi::api::core::v1::Pod) {
                     container_id: c.container_id,
                     ready: c.ready,
                     restart_count: c.restart_count,
+                    state: c.state,
                     ..ContainerStatus::default()
                 })
                 .collect()
@@ -754,6 +760,29 @@ impl SharedCache {
         )
     }
 
+    /// The shared informer of namespaced kind `K` restricted by `label_selector` (e.g. kruise-daemon's
+    /// ContainerRecreateRequests of its node, `crr.apps.kruise.io/node-name=<node>,
+    /// crr.apps.kruise.io/active=true`, as OpenKruise's `newCRRInformer`), started on first use and
+    /// shared by every reader asking for the same selector. Objects that stop matching leave the
+    /// store as if deleted. It gates `/readyz` like [`informer`](Self::informer).
+    pub fn informer_with_labels<K>(&self, label_selector: &str) -> Informer<K>
+    where
+        K: Cached + Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        self.get_or_start_selected(
+            true,
+            Some(format!("labels:{label_selector}")),
+            Selectors {
+                labels: Some(label_selector.to_owned()),
+                ..Selectors::default()
+            },
+            |client, ns| match ns {
+                Some(ns) => Api::namespaced(client, ns),
+                None => Api::all(client),
+            },
+        )
+    }
+
     fn get_or_start<K: Cached>(
         &self,
         gate_readiness: bool,
@@ -763,13 +792,27 @@ impl SharedCache {
         self.get_or_start_scoped(gate_readiness, only_namespace, None, api)
     }
 
-    /// `scope` (a namespace, or `fields:<selector>`) tells informers of one kind apart: it is
-    /// part of the key and of the informer's name.
     fn get_or_start_scoped<K: Cached>(
         &self,
         gate_readiness: bool,
         scope: Option<String>,
         field_selector: Option<String>,
+        api: impl FnOnce(Client, Option<&str>) -> Api<K>,
+    ) -> Informer<K> {
+        let selectors = Selectors {
+            fields: field_selector,
+            labels: None,
+        };
+        self.get_or_start_selected(gate_readiness, scope, selectors, api)
+    }
+
+    /// `scope` (a namespace, `fields:<selector>` or `labels:<selector>`) tells informers of one
+    /// kind apart: it is part of the key and of the informer's name.
+    fn get_or_start_selected<K: Cached>(
+        &self,
+        gate_readiness: bool,
+        scope: Option<String>,
+        selectors: Selectors,
         api: impl FnOnce(Client, Option<&str>) -> Api<K>,
     ) -> Informer<K> {
         let mut map = lock(&self.inner.informers);
@@ -808,8 +851,11 @@ impl SharedCache {
             } else {
                 watcher::Config::default().any_semantic()
             };
-            if let Some(fields) = &field_selector {
+            if let Some(fields) = &selectors.fields {
                 config = config.fields(fields);
+            }
+            if let Some(labels) = &selectors.labels {
+                config = config.labels(labels);
             }
             drive(
                 api,
@@ -832,6 +878,13 @@ impl SharedCache {
         tracing::debug!(cache = %name, "informer started");
         informer
     }
+}
+
+/// The field and label selectors of a restricted informer.
+#[derive(Debug, Default)]
+struct Selectors {
+    fields: Option<String>,
+    labels: Option<String>,
 }
 
 /// Waits at most `wait` for `informer`'s initial list; whether it has completed. Readers of a

@@ -422,9 +422,10 @@ fn slim_keeps_what_readers_use_and_drops_the_rest_of_a_pod_status_and_volumes() 
         "observedGeneration": 2,
         "conditions": want["status"]["conditions"].clone(),
         "containerStatuses": [{"name": "c", "image": "i:2", "imageID": "i@sha256:1",
-            "containerID": "containerd://1", "ready": true, "restartCount": 3}],
+            "containerID": "containerd://1", "ready": true, "restartCount": 3,
+            "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}],
         "initContainerStatuses": [{"name": "init", "image": "b", "imageID": "b@sha256:2",
-            "ready": false, "restartCount": 0}]});
+            "ready": false, "restartCount": 0, "state": {"terminated": {"exitCode": 0}}}]});
     assert_eq!(got, want);
 
     // A pod whose volumes are all dropped has none.
@@ -438,6 +439,24 @@ fn slim_keeps_what_readers_use_and_drops_the_rest_of_a_pod_status_and_volumes() 
     let mut bare: Pod = serde_json::from_value(json!({"metadata": {"name": "b"}})).unwrap();
     crate::cache::slim(&mut bare);
     assert!(bare.status.is_none());
+}
+
+#[test]
+fn slim_keeps_a_cached_pods_ports_only_for_an_http_pre_stop() {
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "a", "ports": [{"containerPort": 80}],
+            "lifecycle": {"preStop": {"httpGet": {"path": "/q", "port": 80}}}},
+        {"name": "b", "ports": [{"containerPort": 81}],
+            "lifecycle": {"preStop": {"exec": {"command": ["sleep", "1"]}}}},
+        {"name": "c", "ports": [{"containerPort": 82}]}],
+        "initContainers": [{"name": "i", "ports": [{"containerPort": 83}]}]}});
+    let mut obj: kruise_api::pod::CachedPod = serde_json::from_value(pod).unwrap();
+    crate::cache::slim(&mut obj);
+    let spec = obj.spec.unwrap();
+    let ports: Vec<_> = spec.containers.iter().map(|c| c.ports.is_some()).collect();
+    assert_eq!(ports, [true, false, false]);
+    assert!(spec.containers[1].lifecycle.is_some(), "lifecycle is kept");
+    assert!(spec.init_containers.unwrap()[0].ports.is_none());
 }
 
 #[test]
@@ -507,7 +526,8 @@ async fn the_pod_cache_stores_slim_pods() {
     );
     let c = &status.container_statuses.as_ref().unwrap()[0];
     assert_eq!((c.image_id.as_str(), c.restart_count), ("i@sha256:1", 3));
-    assert!(c.state.is_none() && c.last_state.is_none());
+    assert!(c.state.as_ref().is_some_and(|s| s.running.is_some()));
+    assert!(c.last_state.is_none() && c.resources.is_none());
     ctx.shutdown.cancel();
 }
 
