@@ -60,6 +60,7 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(policyv1alpha1.PodUnavailableBudget{}),
 		reflect.TypeOf(kruisev1alpha1.UnitedDeployment{}),
 		reflect.TypeOf(kruisev1alpha1.PersistentPodState{}),
+		reflect.TypeOf(kruisev1alpha1.ContainerRecreateRequest{}),
 	}, core)
 }
 

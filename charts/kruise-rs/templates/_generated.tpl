@@ -277,6 +277,54 @@ containerlaunchpriority:
     - patch
   webhooks:
   - mpod.kb.io
+containerrecreaterequest:
+  crds:
+  - containerrecreaterequests.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - containerrecreaterequests
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - containerrecreaterequests/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - containerrecreaterequests/finalizers
+    verbs:
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - pods/status
+    verbs:
+    - get
+    - patch
+    - update
+  webhooks:
+  - mcontainerrecreaterequest.kb.io
 daemonset:
   crds:
   - daemonsets.apps.kruise.io
@@ -1102,6 +1150,14 @@ rules:
 - apiGroups:
   - ''
   resources:
+  - nodes
+  verbs:
+  - get
+  - list
+  - watch
+- apiGroups:
+  - ''
+  resources:
   - persistentvolumeclaims
   verbs:
   - get
@@ -1137,6 +1193,22 @@ rules:
   - ''
   resources:
   - pods/status
+  verbs:
+  - get
+  - patch
+  - update
+- apiGroups:
+  - apps.kruise.io
+  resources:
+  - containerrecreaterequests
+  verbs:
+  - get
+  - list
+  - watch
+- apiGroups:
+  - apps.kruise.io
+  resources:
+  - containerrecreaterequests/status
   verbs:
   - get
   - patch
@@ -1279,6 +1351,29 @@ mutating:
     - UPDATE
     resources:
     - broadcastjobs
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /mutate-apps-kruise-io-v1alpha1-containerrecreaterequest
+      port: 443
+  failurePolicy: Fail
+  name: mcontainerrecreaterequest.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - containerrecreaterequests
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:

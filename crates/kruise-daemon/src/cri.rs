@@ -93,6 +93,9 @@ pub struct RuntimeContainer {
     pub restart_count: i32,
     /// Whether the runtime reports it running.
     pub running: bool,
+    /// Whether the runtime reports it exited (the kubelet's `ContainerStateExited`; a created
+    /// or unknown container is neither running nor exited).
+    pub exited: bool,
     /// Creation time, ns since the epoch (newest first is how the kubelet picks "the" container
     /// of a name).
     pub created_at: i64,
@@ -121,6 +124,7 @@ impl RuntimeContainer {
                 .and_then(|c| c.parse().ok())
                 .unwrap_or(0),
             running: state == ContainerState::ContainerRunning as i32,
+            exited: state == ContainerState::ContainerExited as i32,
             created_at,
         }
     }
@@ -288,6 +292,26 @@ impl Cri {
             .status
             .unwrap_or_default();
         Ok(stop_spec_from(&status.labels, &status.annotations))
+    }
+
+    /// When container `id` started, ns since the epoch (`ContainerStatus.started_at`; 0 for a
+    /// container that never started).
+    ///
+    /// # Errors
+    /// [`CriError::Call`] when `ContainerStatus` fails (e.g. the container is gone).
+    pub async fn started_at(&self, id: &str) -> Result<i64, CriError> {
+        Ok(self
+            .client
+            .clone()
+            .container_status(ContainerStatusRequest {
+                container_id: id.to_owned(),
+                verbose: false,
+            })
+            .await
+            .map_err(call("ContainerStatus"))?
+            .into_inner()
+            .status
+            .map_or(0, |s| s.started_at))
     }
 
     /// Runs `cmd` in container `id` and waits at most `timeout` (CRI `ExecSync`).

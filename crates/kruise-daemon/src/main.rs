@@ -8,7 +8,9 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{ArgAction, Parser};
 use k8s_openapi::api::core::v1::Pod;
+use kruise_api::apps::v1alpha1::ContainerRecreateRequest;
 use kruise_daemon::containermeta::{self, ContainerMeta, Restarter};
+use kruise_daemon::containerrecreate::{self, ContainerRecreate};
 use kruise_daemon::cri::{Cri, detect_socket};
 use kruise_runtime::features::{Feature, FeatureGates};
 use kruise_runtime::process::{LogFormat, init_logging};
@@ -129,6 +131,19 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         tracing::info!(controller = containermeta::NAME, "started");
     } else {
         tracing::info!("DaemonWatchingPod is off: no pod is watched, containermeta does not run");
+    }
+    {
+        let requests = ctx.cache.informer_with_labels::<ContainerRecreateRequest>(
+            &containerrecreate::selector(&args.node_name),
+        );
+        let recorder = kruise_runtime::events::EventRecorder::for_component(
+            client.clone(),
+            containerrecreate::NAME,
+            Some(args.node_name.clone()),
+        );
+        let crr = ContainerRecreate::new(client.clone(), cri.clone(), recorder);
+        controllers.push(tokio::spawn(crr.run(ctx.clone(), requests)));
+        tracing::info!(controller = containerrecreate::NAME, "started");
     }
 
     let mut failed = false;

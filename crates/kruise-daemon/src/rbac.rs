@@ -18,9 +18,29 @@ pub fn containermeta_rules() -> Vec<PolicyRule> {
     ]
 }
 
+/// What the ContainerRecreateRequest controller needs: its node's requests (informer), their
+/// status, and the `Killing` / `FailedPreStopHook` Events.
+pub fn containerrecreate_rules() -> Vec<PolicyRule> {
+    vec![
+        rule("apps.kruise.io", &["containerrecreaterequests"], READ),
+        rule(
+            "apps.kruise.io",
+            &["containerrecreaterequests/status"],
+            &["get", "patch", "update"],
+        ),
+        rule("events.k8s.io", &["events"], &["create", "patch"]),
+        rule("", &["events"], &["create", "patch"]),
+    ]
+}
+
 /// The daemon's ClusterRole: every controller it runs.
 pub fn daemon_cluster_role() -> ClusterRole {
-    cluster_role(CLUSTER_ROLE, containermeta_rules())
+    cluster_role(
+        CLUSTER_ROLE,
+        containermeta_rules()
+            .into_iter()
+            .chain(containerrecreate_rules()),
+    )
 }
 
 /// `config/rbac/daemon_role.yaml`.

@@ -246,11 +246,11 @@ fn command() -> clap::Command {
     use clap::CommandFactory;
     CONTROLLERS
         .iter()
-        .filter_map(|c| c.workers.map(|default| (c.name, default)))
-        .fold(Args::command(), |cmd, (name, default)| {
+        .filter_map(|c| c.workers.map(|default| (c.name, c.workers_flag, default)))
+        .fold(Args::command(), |cmd, (name, flag, default)| {
             cmd.arg(
                 clap::Arg::new(name)
-                    .long(format!("{name}-workers"))
+                    .long(flag.map_or_else(|| format!("{name}-workers"), str::to_owned))
                     .value_parser(clap::value_parser!(u16))
                     .default_value(default.to_string())
                     .help(format!("Max concurrent {name} reconciles")),
@@ -1123,6 +1123,9 @@ mod tests {
         let a = parse_args(["kruise-manager", "--sidecarset-workers", "7"]).unwrap();
         assert_eq!(a.workers.get("sidecarset"), Some(&7));
         assert!(parse_args(["kruise-manager", "--podreadiness-workers", "2"]).is_err());
+        // OpenKruise's spelling of the ContainerRecreateRequest controller's flag.
+        let a = parse_args(["kruise-manager", "--crr-workers", "5"]).unwrap();
+        assert_eq!(a.workers.get("containerrecreaterequest"), Some(&5));
         assert_eq!(a.expectation_timeout, Duration::from_secs(300));
         assert_eq!(a.rest_config_qps, 30);
         assert_eq!(a.rest_config_burst, 50);

@@ -48,6 +48,8 @@ pub fn webhook_rules() -> Vec<PolicyRule> {
         rule("apps.kruise.io", &["sidecarsets"], READ),
         rule("apps", &["controllerrevisions"], READ),
         rule("", &["configmaps"], READ),
+        // ContainerRecreateRequest: the target pod's node (virtual-kubelet label).
+        rule("", &["nodes"], READ),
         // Deletion protection: a Cascading namespace's Bound PVCs, a Cascading CRD's objects
         // (OpenKruise's role grants `list` on everything for it).
         rule("", &["persistentvolumeclaims"], READ),

@@ -31,6 +31,7 @@ pub mod broadcastjob;
 pub mod certs;
 pub mod cloneset;
 pub mod common;
+pub mod containerrecreaterequest;
 pub mod controller;
 pub mod conversion;
 pub mod daemonset;

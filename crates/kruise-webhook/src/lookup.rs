@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kruise_api::apps::v1alpha1::PersistentPodState;
 use kruise_api::apps::v1beta1::SidecarSet;
@@ -90,6 +90,8 @@ pub struct FixedCluster {
     pub flow_controls: Vec<PodDeletionFlowControl>,
     /// PersistentPodStates.
     pub persistent_pod_states: Vec<PersistentPodState>,
+    /// Nodes.
+    pub nodes: Vec<Node>,
     /// Objects of other kinds read by [`Lookup::list_lazy`] / [`Lookup::get_lazy`]
     /// (WorkloadSpreads), as JSON with `apiVersion` and `kind`.
     pub others: Vec<serde_json::Value>,
@@ -540,6 +542,28 @@ impl Lookup {
             .get_opt(name)
             .await
             .map(|p| p.map(Arc::new))
+            .map_err(|e| e.to_string())
+    }
+
+    /// Node `name`, or `None` if it does not exist: from the node informer (started on the first
+    /// read and shared with the controllers that read nodes, as controller-runtime's cache) once
+    /// synced, else a live read.
+    ///
+    /// # Errors
+    /// The API error of a live read, as text.
+    pub async fn node(&self, name: &str) -> Result<Option<Arc<Node>>, String> {
+        let (client, cache) = match &self.source {
+            Source::Fixed(c) => return Ok(named(&c.nodes, None, name).cloned().map(Arc::new)),
+            Source::Cache { client, cache, .. } => (client, cache),
+        };
+        let informer = cache.lazy_cluster_informer::<Node>();
+        if synced(&informer).await {
+            return Ok(informer.store().get(&ObjectRef::new(name)));
+        }
+        Api::<Node>::all(client.clone())
+            .get_opt(name)
+            .await
+            .map(|n| n.map(Arc::new))
             .map_err(|e| e.to_string())
     }
 

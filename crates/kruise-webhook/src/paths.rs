@@ -4,6 +4,9 @@
 pub const MUTATE_CLONESET: &str = "/mutate-apps-kruise-io-v1alpha1-cloneset";
 /// CloneSet validation.
 pub const VALIDATE_CLONESET: &str = "/validate-apps-kruise-io-v1alpha1-cloneset";
+/// ContainerRecreateRequest checks and defaults.
+pub const MUTATE_CONTAINERRECREATEREQUEST: &str =
+    "/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest";
 /// Advanced StatefulSet defaults.
 pub const MUTATE_STATEFULSET: &str = "/mutate-apps-kruise-io-statefulset";
 /// Advanced DaemonSet defaults (both versions).

@@ -11,9 +11,10 @@ use kruise_runtime::features::{Feature, FeatureGates};
 
 use crate::paths;
 use crate::{
-    HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset, daemonset,
-    deletionprotection, ephemeraljob, persistentpodstate, pod, podunavailablebudget,
-    resourcedistribution, sidecarset, statefulset, uniteddeployment, workloadspread,
+    HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset,
+    containerrecreaterequest, daemonset, deletionprotection, ephemeraljob, persistentpodstate, pod,
+    podunavailablebudget, resourcedistribution, sidecarset, statefulset, uniteddeployment,
+    workloadspread,
 };
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
@@ -124,6 +125,18 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(broadcastjob::mutate(r, c)),
+    },
+    AdmissionEntry {
+        name: "mcontainerrecreaterequest.kb.io",
+        path: paths::MUTATE_CONTAINERRECREATEREQUEST,
+        webhook_type: WebhookType::Mutating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "containerrecreaterequests",
+        skip_control_plane: false,
+        gate: None,
+        handler: |r, c| Box::pin(containerrecreaterequest::mutate(r, c)),
     },
     AdmissionEntry {
         name: "mdaemonset.kb.io",

@@ -189,6 +189,9 @@ impl GoShaped for kruise_api::apps::v1alpha1::UnitedDeployment {
 impl GoShaped for kruise_api::policy::v1alpha1::PodUnavailableBudget {
     const GO_TYPE: GoType = GoType::PodUnavailableBudget;
 }
+impl GoShaped for kruise_api::apps::v1alpha1::ContainerRecreateRequest {
+    const GO_TYPE: GoType = GoType::ContainerRecreateRequest;
+}
 impl GoShaped for kruise_api::apps::v1alpha1::PersistentPodState {
     const GO_TYPE: GoType = GoType::PersistentPodState;
 }

@@ -55,9 +55,6 @@ const ENV_EXEC_TIMEOUT: Duration = Duration::from_secs(3);
 const RESTART_BASE_DELAY: Duration = Duration::from_secs(3);
 const RESTART_MAX_DELAY: Duration = Duration::from_secs(600);
 
-/// The kubelet's minimum grace period when stopping a container.
-const MIN_GRACE_SECONDS: i64 = 2;
-
 /// Why a sync failed (retried with backoff).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -318,10 +315,9 @@ impl Restarter {
     }
 
     /// OpenKruise `restartController.sync` + `KillContainer` with the pod restored from the
-    /// container's labels: skip a container that is gone or not running; else record the
-    /// Event, run the preStop handler (exec and sleep; an httpGet handler is logged and not
-    /// run, as it has no pod IP to call without the pod), then `StopContainer` with the grace
-    /// period left (at least 2 s).
+    /// container's labels: skip a container that is gone or not running; else stop it as the
+    /// kubelet does ([`crate::kuberuntime::kill_container`]: Event, preStop handler, then
+    /// `StopContainer` with the grace period left, at least 2 s).
     async fn restart(&self, full_id: &str) -> Result<(), CriError> {
         let id = full_id
             .split_once("://")
@@ -335,40 +331,16 @@ impl Restarter {
             }
         }
         let spec = self.cri.stop_spec(&id).await?;
-        let regarding = k8s_openapi::api::core::v1::ObjectReference {
-            api_version: Some("v1".into()),
-            kind: Some("Pod".into()),
-            namespace: Some(spec.pod_namespace.clone()),
-            name: Some(spec.pod_name.clone()),
-            uid: Some(spec.pod_uid.clone()),
-            field_path: Some(format!("spec.containers{{{}}}", spec.container_name)),
-            ..Default::default()
+        let kill = crate::kuberuntime::KillSpec {
+            pod_namespace: spec.pod_namespace,
+            pod_name: spec.pod_name,
+            pod_uid: spec.pod_uid,
+            container_name: spec.container_name,
+            grace_period_seconds: spec.grace_period_seconds,
+            pre_stop: spec.pre_stop,
+            ports: Vec::new(),
+            message: format!("Stopping containerID {full_id} by container meta restarter"),
         };
-        self.recorder
-            .normal(
-                &regarding,
-                "Killing",
-                &format!("Stopping containerID {full_id} by container meta restarter"),
-            )
-            .await;
-        let mut grace = spec.grace_period_seconds.unwrap_or(MIN_GRACE_SECONDS);
-        if let Some(handler) = spec.pre_stop.as_ref().filter(|_| grace > 0) {
-            let started = std::time::Instant::now();
-            if let Some(cmd) = handler.exec.as_ref().and_then(|e| e.command.clone()) {
-                let timeout = Duration::from_secs(u64::try_from(grace).unwrap_or(0));
-                if let Err(e) = self.cri.exec_sync(&id, &cmd, timeout).await {
-                    tracing::warn!(container_id = %full_id, error = %e, "preStop hook failed");
-                }
-            } else if let Some(sleep) = handler.sleep.as_ref() {
-                let secs = u64::try_from(sleep.seconds.min(grace)).unwrap_or(0);
-                tokio::time::sleep(Duration::from_secs(secs)).await;
-            } else if handler.http_get.is_some() {
-                tracing::warn!(container_id = %full_id, "preStop httpGet handler not run by the restarter");
-            }
-            grace -= i64::try_from(started.elapsed().as_secs()).unwrap_or(i64::MAX);
-        }
-        grace = grace.max(MIN_GRACE_SECONDS);
-        tracing::info!(container_id = %full_id, grace_seconds = grace, "stopping container");
-        self.cri.stop_container(&id, grace).await
+        crate::kuberuntime::kill_container(&self.cri, &self.recorder, &id, &kill).await
     }
 }

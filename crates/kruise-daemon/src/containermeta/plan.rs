@@ -295,6 +295,7 @@ mod tests {
             hash: 0xabc,
             restart_count: 1,
             running,
+            exited: !running,
             created_at: created,
         }
     }

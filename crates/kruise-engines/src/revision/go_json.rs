@@ -63,6 +63,8 @@ pub enum GoType {
     PersistentPodState,
     /// OpenKruise v1.9.0 `apps/v1alpha1.UnitedDeployment`.
     UnitedDeployment,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.ContainerRecreateRequest`.
+    ContainerRecreateRequest,
 }
 
 impl GoType {
@@ -85,6 +87,7 @@ impl GoType {
             GoType::AdvancedCronJobV1beta1 => "apps/v1beta1.AdvancedCronJob",
             GoType::PersistentPodState => "apps/v1alpha1.PersistentPodState",
             GoType::UnitedDeployment => "apps/v1alpha1.UnitedDeployment",
+            GoType::ContainerRecreateRequest => "apps/v1alpha1.ContainerRecreateRequest",
         }
     }
 }

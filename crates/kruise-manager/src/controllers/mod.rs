@@ -6,6 +6,7 @@ pub mod autobudget;
 pub mod broadcastjob;
 pub mod cloneset;
 pub mod containerlaunchpriority;
+pub mod containerrecreaterequest;
 pub mod daemonset;
 pub mod ephemeraljob;
 pub mod persistentpodstate;
@@ -46,7 +47,8 @@ pub struct ControllerFlags {
 }
 
 impl ControllerFlags {
-    /// The worker count of controller `name`: its `--<name>-workers`, else the registry's
+    /// The worker count of controller `name`: its `--<name>-workers` (or its
+    /// [`ControllerEntry::workers_flag`]), else the registry's
     /// default for it, else 1.
     pub fn workers(&self, name: &str) -> u16 {
         self.workers.get(name).copied().unwrap_or_else(|| {
@@ -72,6 +74,9 @@ pub struct ControllerEntry {
     /// The default of its `--<name>-workers` flag (max concurrent reconciles); `None`: no flag
     /// (the controller picks its own count).
     pub workers: Option<u16>,
+    /// The name of that flag where OpenKruise's is not `<name>-workers` (ContainerRecreateRequest:
+    /// `crr-workers`).
+    pub workers_flag: Option<&'static str>,
     /// The Kruise CRDs (`<plural>.<group>`) it reads: a manager running only some controllers
     /// needs only their CRDs installed, and keeps only their conversion webhooks.
     pub crds: &'static [&'static str],
@@ -149,6 +154,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: &["clonesets.apps.kruise.io"],
         webhooks: &["mcloneset.kb.io", "vcloneset.kb.io"],
         gates: &[],
@@ -181,6 +187,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: &["statefulsets.apps.kruise.io"],
         webhooks: &["mstatefulset.kb.io", "vstatefulset.kb.io"],
         gates: &[],
@@ -214,6 +221,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: &["daemonsets.apps.kruise.io"],
         webhooks: &["mdaemonset.kb.io", "vdaemonset.kb.io"],
         gates: &[],
@@ -241,9 +249,41 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: &["broadcastjobs.apps.kruise.io"],
         webhooks: &["mbroadcastjob.kb.io", "vbroadcastjob.kb.io"],
         gates: &[],
+    },
+    ControllerEntry {
+        name: containerrecreaterequest::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(containerrecreaterequest::setup(
+                ctx,
+                flags.workers(containerrecreaterequest::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule("apps.kruise.io", &["containerrecreaterequests"], READ_WRITE),
+                rule(
+                    "apps.kruise.io",
+                    &["containerrecreaterequests/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["containerrecreaterequests/finalizers"],
+                    &["update"],
+                ),
+                rule("", &["pods"], READ),
+                rule("", &["pods/status"], &["get", "patch", "update"]),
+            ]
+        },
+        workers: Some(3),
+        workers_flag: Some("crr-workers"),
+        crds: containerrecreaterequest::CRDS,
+        webhooks: &["mcontainerrecreaterequest.kb.io"],
+        gates: &[Feature::KruiseDaemon],
     },
     ControllerEntry {
         name: sidecarset::CONTROLLER_NAME,
@@ -276,6 +316,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: &["sidecarsets.apps.kruise.io"],
         webhooks: &["msidecarset.kb.io", "vsidecarset.kb.io", "mpod.kb.io"],
         gates: &[],
@@ -314,6 +355,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: &["podunavailablebudgets.policy.kruise.io"],
         webhooks: &[
             "vpodunavailablebudget.kb.io",
@@ -349,6 +391,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(1),
+        workers_flag: None,
         crds: &[poddeletionflowcontrol::CRD],
         webhooks: &["vpod.kb.io", "vpodeviction.kb.io"],
         gates: &[],
@@ -381,6 +424,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(1),
+        workers_flag: None,
         crds: &[
             "podunavailablebudgets.policy.kruise.io",
             "clonesets.apps.kruise.io",
@@ -422,6 +466,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: advancedcronjob::CRDS,
         webhooks: &["madvancedcronjob.kb.io", "vadvancedcronjob.kb.io"],
         gates: &[],
@@ -451,6 +496,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: resourcedistribution::CRDS,
         webhooks: &["vresourcedistribution.kb.io"],
         gates: &[Feature::ResourceDistributionGate],
@@ -465,6 +511,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: None,
+        workers_flag: None,
         crds: &[],
         webhooks: &["mpod.kb.io"],
         gates: &[],
@@ -479,6 +526,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: None,
+        workers_flag: None,
         crds: &[],
         webhooks: &["mpod.kb.io"],
         gates: &[],
@@ -512,6 +560,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(10),
+        workers_flag: None,
         crds: &["ephemeraljobs.apps.kruise.io"],
         webhooks: &["vephemeraljobs.kb.io"],
         gates: &[],
@@ -551,6 +600,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: &["persistentpodstates.apps.kruise.io"],
         webhooks: &["vpersistentpodstate.kb.io", "mpod.kb.io"],
         gates: &[],
@@ -586,6 +636,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: &["workloadspreads.apps.kruise.io"],
         webhooks: &[
             "vworkloadspread.kb.io",
@@ -629,6 +680,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             ]
         },
         workers: Some(3),
+        workers_flag: None,
         crds: uniteddeployment::CRDS,
         webhooks: &["muniteddeployment.kb.io", "vuniteddeployment.kb.io"],
         gates: &[],

@@ -48,6 +48,34 @@ pub async fn set_state_with_handler(
     apply(client, rvs, pod, change).await
 }
 
+/// Sets or clears one `KruisePodReady` not-ready key of pod `name` (OpenKruise
+/// `podreadiness.AddNotReadyKey` / `RemoveNotReadyKey`): the pod is read fresh from
+/// `pods/status`, changed, and written back only when the change does something; a conflict is
+/// retried with a new read (5 times). Returns the written pod, `None` when nothing was written.
+///
+/// # Errors
+/// API errors.
+pub async fn write_not_ready(
+    api: &Api<CachedPod>,
+    name: &str,
+    change: &lifecycle::NotReadyChange,
+) -> Result<Option<CachedPod>, ControlError> {
+    let mut attempt = 0;
+    loop {
+        let base = api.get_status(name).await?;
+        let mut fresh = base.clone();
+        if !lifecycle::readiness::apply_not_ready_change(&mut fresh, change, jiff::Timestamp::now())
+        {
+            return Ok(None);
+        }
+        match super::update_pod_status(api, &base, &fresh).await {
+            Ok(written) => return Ok(Some(written)),
+            Err(e) if is_status(&e, 409) && attempt < STATUS_CONFLICT_RETRIES => attempt += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 /// Performs a planned [`StateChange`]: the not-ready change on `pods/status` (re-read, applied,
 /// written; conflicts retried), then the label/annotation patch.
 ///
@@ -61,27 +89,10 @@ pub async fn apply(
 ) -> Result<(), ControlError> {
     let name = pod.name_any();
     let api: Api<CachedPod> = Api::namespaced(client.clone(), &pod.namespace().unwrap_or_default());
-    if let Some(readiness) = &change.readiness {
-        let mut attempt = 0;
-        loop {
-            let base = api.get_status(&name).await?;
-            let mut fresh = base.clone();
-            if !lifecycle::readiness::apply_not_ready_change(
-                &mut fresh,
-                readiness,
-                jiff::Timestamp::now(),
-            ) {
-                break;
-            }
-            match super::update_pod_status(&api, &base, &fresh).await {
-                Ok(written) => {
-                    rvs.expect_object(&written.metadata);
-                    break;
-                }
-                Err(e) if is_status(&e, 409) && attempt < STATUS_CONFLICT_RETRIES => attempt += 1,
-                Err(e) => return Err(e.into()),
-            }
-        }
+    if let Some(readiness) = &change.readiness
+        && let Some(written) = write_not_ready(&api, &name, readiness).await?
+    {
+        rvs.expect_object(&written.metadata);
     }
     if let Some(patch) = change.patch {
         let written = api
