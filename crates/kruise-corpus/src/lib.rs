@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 mod advancedcronjob;
 mod broadcastjob;
+mod containerrecreaterequest;
 mod deletionprotection;
 mod ephemeraljob;
 mod persistentpodstate;
@@ -64,6 +65,12 @@ pub struct Case {
     /// The request's `dryRun` (absent: `false`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
+    /// UPDATE only: the new object is the stored old object (what the mutating webhook left on
+    /// create) with this JSON merge patch (RFC 7386) applied, for webhooks whose create writes
+    /// values a case cannot know (the ContainerRecreateRequest webhook copies the pod's UID).
+    /// The recorder writes the merged object as `object` and drops this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_into_stored: Option<Value>,
 }
 
 impl Case {
@@ -761,6 +768,11 @@ pub fn all() -> Vec<Corpus> {
             cluster: podunavailablebudget::cluster(),
         },
         Corpus {
+            name: "containerrecreaterequest",
+            cases: containerrecreaterequest::cases(),
+            cluster: containerrecreaterequest::cluster(),
+        },
+        Corpus {
             name: "resourcedistribution",
             cases: resourcedistribution::cases(),
             cluster: Vec::new(),
@@ -825,6 +837,7 @@ impl Builder {
             old_object: None,
             namespace: None,
             dry_run: false,
+            merge_into_stored: None,
         });
     }
 
@@ -849,7 +862,16 @@ impl Builder {
             old_object: Some(old),
             namespace: None,
             dry_run: false,
+            merge_into_stored: None,
         });
+    }
+
+    /// An UPDATE whose new object is the stored `old` with merge patch `patch` (see
+    /// [`Case::merge_into_stored`]); `old` carries what the API server adds to stored objects.
+    fn update_stored(&mut self, label: &str, old: Value, patch: Value) {
+        self.update(label, old.clone(), old);
+        let case = self.cases.last_mut().expect("just pushed");
+        case.merge_into_stored = Some(patch);
     }
 
     fn delete(&mut self, label: &str, old: Value) {
@@ -864,6 +886,7 @@ impl Builder {
             old_object: Some(old),
             namespace: None,
             dry_run: false,
+            merge_into_stored: None,
         });
     }
 
@@ -1948,6 +1971,7 @@ mod tests {
         // fewer cases (PodUnavailableBudget: 12 rules; deletion protection: 8 kinds × label
         // values × replicas).
         let small = [
+            ("containerrecreaterequest", 240),
             ("deletionprotection", 100),
             ("ephemeraljob", 100),
             ("podunavailablebudget", 100),

@@ -182,7 +182,8 @@ async fn create(
     let Some(lookup) = ctx.lookup.as_ref() else {
         return errored(req, CODE_INTERNAL, "no object lookup configured");
     };
-    let namespace = req.namespace.clone().unwrap_or_default();
+    // The object's namespace, as OpenKruise reads it (the API server always sets it).
+    let namespace = obj.metadata.namespace.clone().unwrap_or_default();
     let pod = match lookup.pod(&namespace, &obj.spec.pod_name).await {
         Ok(Some(p)) => p,
         Ok(None) => {
@@ -225,7 +226,8 @@ async fn create(
             return errored(
                 req,
                 CODE_BAD_REQUEST,
-                format!("failed to get Node {node_name}: nodes \"{node_name}\" not found"),
+                // controller-runtime's cache names the kind in its NotFound error.
+                format!("failed to get Node {node_name}: Node \"{node_name}\" not found"),
             );
         }
         Err(e) => {

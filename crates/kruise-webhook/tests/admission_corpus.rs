@@ -40,6 +40,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("advancedcronjob-v1alpha1", 500),
     ("advancedcronjob-v1beta1", 500),
     ("cloneset", 900),
+    ("containerrecreaterequest", 240),
     ("daemonset-v1alpha1", 800),
     ("daemonset-v1beta1", 800),
     ("deletionprotection", 100),
@@ -110,6 +111,8 @@ fn recorded_cluster(stem: &str) -> FixedCluster {
         budgets: decode(&v, "podUnavailableBudgets"),
         persistent_pod_states: decode(&v, "persistentPodStates"),
         others: decode(&v, "workloadSpreads"),
+        pods: decode(&v, "pods"),
+        nodes: decode(&v, "nodes"),
         ..FixedCluster::default()
     }
 }

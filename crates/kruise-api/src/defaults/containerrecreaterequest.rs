@@ -15,7 +15,7 @@
 //! seconds, non-negative grace periods, known failure policy, active and scheduled pod) is not
 //! part of defaulting.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Node;
 
@@ -42,9 +42,6 @@ pub fn set_defaults_containerrecreaterequest(obj: &mut ContainerRecreateRequest)
 /// request in these cases).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InjectPodError {
-    /// The same container is listed twice.
-    #[error("can not recreate {0} multi times")]
-    DuplicateContainer(String),
     /// A read-only container field was set by the client.
     #[error("preStop, ports, statusContext in container are ready-only fields")]
     ReadOnlyFieldSet,
@@ -97,11 +94,9 @@ pub fn inject_pod_into_containerrecreaterequest(
             pod_spec.and_then(|s| s.termination_grace_period_seconds);
     }
 
-    let mut seen = BTreeSet::new();
+    // OpenKruise declares a "can not recreate <name> multi times" check, but its set of names is
+    // never filled: a container listed twice is accepted (and filled in twice), as here.
     for c in &mut obj.spec.containers {
-        if !seen.insert(c.name.clone()) {
-            return Err(InjectPodError::DuplicateContainer(c.name.clone()));
-        }
         if c.pre_stop.is_some() || c.ports.is_some() || c.status_context.is_some() {
             return Err(InjectPodError::ReadOnlyFieldSet);
         }
@@ -363,10 +358,11 @@ mod tests {
             inject_pod_into_containerrecreaterequest(&mut crr, &CachedPod::from(&pod()), None)
                 .unwrap_err()
         };
-        assert_eq!(
-            err(&["app", "app"]),
-            InjectPodError::DuplicateContainer("app".into())
-        );
+        // Listed twice: accepted, as OpenKruise (its duplicate check never fires).
+        let mut twice = request(&["app", "app"]);
+        inject_pod_into_containerrecreaterequest(&mut twice, &CachedPod::from(&pod()), None)
+            .unwrap();
+        assert!(twice.spec.containers.iter().all(|c| c.status_context.is_some()));
         assert_eq!(
             err(&["nope"]),
             InjectPodError::ContainerNotFound("nope".into())

@@ -100,6 +100,10 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
             Some("/validate-apps-kruise-io-daemonset"),
         ),
         "Pod" => (Some("/mutate-pod"), None),
+        "ContainerRecreateRequest" => (
+            Some("/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest"),
+            None,
+        ),
         "SidecarSet" => (
             Some("/mutate-apps-kruise-io-sidecarset"),
             Some("/validate-apps-kruise-io-sidecarset"),
@@ -242,6 +246,15 @@ impl Recorder {
                 Some(o) if stored.allowed => case.old_object = Some(o),
                 _ => return Ok(None),
             }
+            // The new object made from the stored one (values the case cannot know, such as a
+            // pod's UID, stay as the webhook wrote them).
+            if let (Some(patch), Some(stored)) =
+                (case.merge_into_stored.take(), case.old_object.as_ref())
+            {
+                let mut object = stored.clone();
+                json_patch::merge(&mut object, &patch);
+                case.object = Some(object);
+            }
         }
         let mut rec = Record {
             case: case.clone(),
@@ -296,6 +309,8 @@ fn api_resource(obj: &Value) -> Result<(kube::api::ApiResource, bool)> {
         "PodUnavailableBudget" => ("podunavailablebudgets", true),
         "PersistentPodState" => ("persistentpodstates", true),
         "WorkloadSpread" => ("workloadspreads", true),
+        "Pod" => ("pods", true),
+        "Node" => ("nodes", false),
         other => bail!("no API resource known for cluster object kind {other}"),
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -398,27 +413,59 @@ async fn set_up_cluster(
     for obj in objects {
         let api = dynamic_api(client, obj)?;
         let dynamic: kube::core::DynamicObject = serde_json::from_value(obj.clone())?;
-        // OpenKruise's SidecarSet webhook reads the revisions a SidecarSet pins from its cache,
-        // which may not hold a revision created a moment ago yet: retry a refused create.
-        let mut tries = 0;
-        loop {
-            match api.create(&Default::default(), &dynamic).await {
-                Ok(_) => break,
-                Err(kube::Error::Api(e)) if e.code == 400 && tries < 10 => {
-                    tries += 1;
-                    eprintln!(
-                        "[corpus] creating {} refused ({}), retrying",
-                        name_of(obj),
-                        e.message
-                    );
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-                Err(e) => {
-                    return Err(e).context(format!("creating cluster object {}", name_of(obj)));
-                }
+        set_up_object(&api, obj, &dynamic).await?;
+    }
+    finish_set_up(client, objects, case_namespaces).await
+}
+
+/// Creates one cluster object; a pod's `status` (which a create drops) is then written through
+/// `pods/status`, as a kubelet would have written it.
+async fn set_up_object(
+    api: &kube::Api<kube::core::DynamicObject>,
+    obj: &Value,
+    dynamic: &kube::core::DynamicObject,
+) -> Result<()> {
+    // OpenKruise's SidecarSet webhook reads the revisions a SidecarSet pins from its cache,
+    // which may not hold a revision created a moment ago yet: retry a refused create.
+    let mut tries = 0;
+    loop {
+        match api.create(&Default::default(), dynamic).await {
+            Ok(_) => break,
+            Err(kube::Error::Api(e)) if e.code == 400 && tries < 10 => {
+                tries += 1;
+                eprintln!(
+                    "[corpus] creating {} refused ({}), retrying",
+                    name_of(obj),
+                    e.message
+                );
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => {
+                return Err(e).context(format!("creating cluster object {}", name_of(obj)));
             }
         }
     }
+    if obj["kind"] == "Pod"
+        && let Some(status) = obj.get("status")
+    {
+        api.patch_status(
+            &name_of(obj),
+            &Default::default(),
+            &kube::api::Patch::Merge(json!({"status": status})),
+        )
+        .await
+        .with_context(|| format!("writing the status of pod {}", name_of(obj)))?;
+    }
+    Ok(())
+}
+
+/// Waits until OpenKruise has processed the SidecarSets among `objects`, then snapshots the
+/// cluster (see [`snapshot`]).
+async fn finish_set_up(
+    client: &kube::Client,
+    objects: &[Value],
+    case_namespaces: &[String],
+) -> Result<Value> {
     let deadline = Instant::now() + Duration::from_secs(120);
     for obj in objects.iter().filter(|o| o["kind"] == "SidecarSet") {
         let api = dynamic_api(client, obj)?;
@@ -584,7 +631,33 @@ async fn snapshot(client: &kube::Client, namespaces: &[String]) -> Result<Value>
     )
     .await?;
     let spreads = list_as(client, "apps.kruise.io/v1alpha1", "WorkloadSpread", None).await?;
+    // Pods of the corpus namespace and the nodes named `corpus-*` (the ContainerRecreateRequest
+    // webhook reads them): kept with their UIDs, which the webhook copies, and pods with their
+    // status.
+    let pods: Vec<Value> = list_as(client, "v1", "Pod", Some(corpus::NAMESPACE))
+        .await?
+        .into_iter()
+        .map(|p| {
+            let uid = p.pointer("/metadata/uid").cloned();
+            let status = p.get("status").cloned();
+            let mut p = clean(p);
+            p["metadata"]["uid"] = uid.unwrap_or(Value::Null);
+            if let Some(st) = status {
+                p["status"] = st;
+            }
+            p
+        })
+        .collect();
+    let nodes: Vec<Value> = list_as(client, "v1", "Node", None)
+        .await?
+        .into_iter()
+        .filter(|n| name_of(n).starts_with("corpus-"))
+        .collect();
+    let mut pods = pods;
+    pods.sort_by_key(name_of);
     let mut out = json!({
+        "pods": pods,
+        "nodes": sorted(nodes),
         "persistentPodStates": sorted(ppss),
         "workloadSpreads": sorted(spreads),
         "sidecarSets": sidecar_sets,
