@@ -16,7 +16,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kruise_api::apps::v1alpha1::ContainerRecreateRequest;
 use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::{TestEnv, install_crds, wait_for, wait_for_object};
+use kruise_e2e::{TestEnv, ensure_kwok_nodes, install_crds, wait_for, wait_for_object};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -352,6 +352,36 @@ async fn sidecars_of_completed_job_pods_are_terminated() {
         .map(|c| c.name.as_str())
         .collect();
     assert_eq!(names, ["ignored"]);
+
+    // 4. On a kwok node the pod completes whole (kwok's pod-complete stage ends every
+    //    container): the sidecar is already terminated, no request is made.
+    ensure_kwok_nodes(&env, 1).await.unwrap();
+    let mut kwok_pod = job_pod(
+        "kwok-job",
+        "",
+        json!([
+            container("main", json!([])),
+            container("sidecar", sidecar_env)
+        ]),
+    );
+    let spec = kwok_pod.spec.as_mut().unwrap();
+    spec.node_name = None;
+    spec.node_selector = Some([("type".to_owned(), "kwok".to_owned())].into());
+    let p = pods
+        .create(&PostParams::default(), &kwok_pod)
+        .await
+        .unwrap();
+    wait_for_object(
+        &pods,
+        "kwok-job",
+        "kwok completes the job pod",
+        TIMEOUT,
+        |p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded"),
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(crrs.get_opt(&request_name(&p)).await.unwrap().is_none());
 
     ns.delete().await.unwrap();
 }
