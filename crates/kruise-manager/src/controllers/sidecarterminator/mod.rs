@@ -214,3 +214,6 @@ async fn update_in_place(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
