@@ -773,6 +773,45 @@ sidecarset:
   - msidecarset.kb.io
   - vsidecarset.kb.io
   - mpod.kb.io
+sidecarterminator:
+  crds:
+  - containerrecreaterequests.apps.kruise.io
+  rules:
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - watch
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - pods/status
+    verbs:
+    - patch
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - containerrecreaterequests
+    verbs:
+    - create
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - nodes
+    verbs:
+    - get
+    - list
+    - watch
+  webhooks:
+  - mcontainerrecreaterequest.kb.io
 statefulset:
   crds:
   - statefulsets.apps.kruise.io

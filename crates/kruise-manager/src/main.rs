@@ -1126,6 +1126,8 @@ mod tests {
         // OpenKruise's spelling of the ContainerRecreateRequest controller's flag.
         let a = parse_args(["kruise-manager", "--crr-workers", "5"]).unwrap();
         assert_eq!(a.workers.get("containerrecreaterequest"), Some(&5));
+        let a = parse_args(["kruise-manager", "--sidecarterminator-workers", "4"]).unwrap();
+        assert_eq!(a.workers.get("sidecarterminator"), Some(&4));
         assert_eq!(a.expectation_timeout, Duration::from_secs(300));
         assert_eq!(a.rest_config_qps, 30);
         assert_eq!(a.rest_config_burst, 50);

@@ -760,7 +760,7 @@ async fn pod_webhook_gate_and_unimplemented_gates_are_honoured_and_named() {
     let log = std::fs::read_to_string(&manager.process.log).unwrap();
     for gate in [
         "ImagePullJobGate",
-        "SidecarTerminator",
+        "PodProbeMarkerGate",
         "InPlacePodVerticalScaling",
     ] {
         assert!(
@@ -773,7 +773,7 @@ async fn pod_webhook_gate_and_unimplemented_gates_are_honoured_and_named() {
     assert!(!log.contains("feature gate EnablePodProbeMarkerOnServerless=true:"));
     let metrics = manager.process.metrics_text().await.unwrap_or_default();
     assert!(
-        metrics.contains("kruise_feature_gate_unimplemented{name=\"SidecarTerminator\"} 1"),
+        metrics.contains("kruise_feature_gate_unimplemented{name=\"PodProbeMarkerGate\"} 1"),
         "{}",
         metrics
             .lines()

@@ -150,9 +150,6 @@ impl Feature {
     pub const fn unimplemented(self) -> Option<&'static str> {
         use Feature::*;
         match self {
-            SidecarTerminator => Some(
-                "the sidecar terminator (kruise-daemon stopping sidecars of completed Job pods) is not implemented",
-            ),
             PodProbeMarkerGate | EnablePodProbeMarkerOnServerless => Some(
                 "PodProbeMarker / NodePodProbe are not implemented: no probes run and no pod conditions are written",
             ),

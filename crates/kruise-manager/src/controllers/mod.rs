@@ -15,6 +15,7 @@ pub mod podreadiness;
 pub mod podunavailablebudget;
 pub mod resourcedistribution;
 pub mod sidecarset;
+pub mod sidecarterminator;
 pub mod statefulset;
 pub mod uniteddeployment;
 pub mod workloadspread;
@@ -284,6 +285,33 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: containerrecreaterequest::CRDS,
         webhooks: &["mcontainerrecreaterequest.kb.io"],
         gates: &[Feature::KruiseDaemon],
+    },
+    ControllerEntry {
+        name: sidecarterminator::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(sidecarterminator::setup(
+                ctx,
+                flags.workers(sidecarterminator::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                // `update`: the in-place image update of sidecars on virtual-kubelet nodes.
+                rule("", &["pods"], &["get", "list", "watch", "update"]),
+                rule("", &["pods/status"], &["patch", "update"]),
+                rule(
+                    "apps.kruise.io",
+                    &["containerrecreaterequests"],
+                    &["create", "get", "list", "watch"],
+                ),
+                rule("", &["nodes"], READ),
+            ]
+        },
+        workers: Some(3),
+        workers_flag: None,
+        crds: sidecarterminator::CRDS,
+        webhooks: &["mcontainerrecreaterequest.kb.io"],
+        gates: &[Feature::SidecarTerminator],
     },
     ControllerEntry {
         name: sidecarset::CONTROLLER_NAME,
