@@ -10,7 +10,9 @@
 //! - with `unreadyGracePeriodSeconds` the pod is not ready (`KruisePodReady` False, the request's
 //!   key) during the recreation and ready again after it, and the request's finalizer is gone;
 //! - a finished request loses its `active` label and is deleted after `ttlSecondsAfterFinished`;
-//! - a request past `activeDeadlineSeconds` is completed by the manager with OpenKruise's message.
+//! - a request past `activeDeadlineSeconds` is completed by the manager with OpenKruise's message;
+//! - the SidecarTerminator (gate on) stops the sidecar of a job pod whose main container exited,
+//!   through a request the daemon carries out, and the pod completes.
 //!
 //! One test: one kruise-daemon per node, as in a cluster.
 
@@ -85,7 +87,9 @@ async fn container_recreate_requests_recreate_containers_on_a_real_node() {
     let ns = env.namespace("crr").await.unwrap();
     let daemon_bin = env!("CARGO_BIN_EXE_kruise-daemon");
     let manager_bin = manager_binary_beside(daemon_bin).expect("kruise-manager binary");
-    let _manager = TestManager::start(ManagerSpec::new(&manager_bin, ns.name()), TIMEOUT).await;
+    let spec = ManagerSpec::new(&manager_bin, ns.name())
+        .args(&["--feature-gates", "SidecarTerminator=true"]);
+    let _manager = TestManager::start(spec, TIMEOUT).await;
     let bound = bound_kubeconfig(
         ns.name(),
         "kruise-daemon",
@@ -379,4 +383,47 @@ async fn container_recreate_requests_recreate_containers_on_a_real_node() {
         done.status.unwrap().message.as_deref(),
         Some("recreating has exceeded the activeDeadlineSeconds")
     );
+
+    // 4. SidecarTerminator: a job pod whose main container exits; its sidecar keeps running
+    //    until the manager's request is carried out by the daemon.
+    let mut job = json!({
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 2,
+        "containers": [
+            {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", "sleep 3"]},
+            {"name": "sidecar", "image": "nginx:alpine",
+             "env": [{"name": "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT", "value": "true"}]}]});
+    on_real_node(&mut job, &node);
+    let job: Pod =
+        serde_json::from_value(json!({"metadata": {"name": "job"}, "spec": job})).unwrap();
+    pods.create(&PostParams::default(), &job).await.unwrap();
+    let done = wait_for_object(
+        &pods,
+        "job",
+        "job pod completed with its sidecar stopped",
+        TIMEOUT,
+        |p| {
+            p.status
+                .as_ref()
+                .and_then(|s| s.phase.as_deref())
+                .is_some_and(|ph| ph == "Succeeded" || ph == "Failed")
+        },
+    )
+    .await
+    .unwrap();
+    let sidecar = status(&done, "sidecar").unwrap();
+    assert!(
+        sidecar
+            .state
+            .as_ref()
+            .and_then(|s| s.terminated.as_ref())
+            .is_some(),
+        "sidecar stopped: {sidecar:?}"
+    );
+    let requests = crrs.list(&ListParams::default()).await.unwrap().items;
+    let by_terminator = requests
+        .iter()
+        .find(|c| c.spec.pod_name == "job")
+        .expect("the SidecarTerminator's request");
+    assert_eq!(by_terminator.spec.containers[0].name, "sidecar");
 }
