@@ -279,27 +279,12 @@ impl Cri {
     /// # Errors
     /// [`CriError::Call`] when `ContainerStatus` fails (e.g. the container is gone).
     pub async fn stop_spec(&self, id: &str) -> Result<StopSpec, CriError> {
-        let status = self
-            .client
-            .clone()
-            .container_status(ContainerStatusRequest {
-                container_id: id.to_owned(),
-                verbose: false,
-            })
-            .await
-            .map_err(call("ContainerStatus"))?
-            .into_inner()
-            .status
-            .unwrap_or_default();
+        let status = self.status(id).await?;
         Ok(stop_spec_from(&status.labels, &status.annotations))
     }
 
-    /// When container `id` started, ns since the epoch (`ContainerStatus.started_at`; 0 for a
-    /// container that never started).
-    ///
-    /// # Errors
-    /// [`CriError::Call`] when `ContainerStatus` fails (e.g. the container is gone).
-    pub async fn started_at(&self, id: &str) -> Result<i64, CriError> {
+    /// CRI `ContainerStatus` of container `id` (empty when the runtime sends none).
+    async fn status(&self, id: &str) -> Result<k8s_cri::v1::ContainerStatus, CriError> {
         Ok(self
             .client
             .clone()
@@ -311,7 +296,16 @@ impl Cri {
             .map_err(call("ContainerStatus"))?
             .into_inner()
             .status
-            .map_or(0, |s| s.started_at))
+            .unwrap_or_default())
+    }
+
+    /// When container `id` started, ns since the epoch (`ContainerStatus.started_at`; 0 for a
+    /// container that never started).
+    ///
+    /// # Errors
+    /// [`CriError::Call`] when `ContainerStatus` fails (e.g. the container is gone).
+    pub async fn started_at(&self, id: &str) -> Result<i64, CriError> {
+        Ok(self.status(id).await?.started_at)
     }
 
     /// Runs `cmd` in container `id` and waits at most `timeout` (CRI `ExecSync`).
