@@ -572,7 +572,9 @@ for suite in json.load(open(sys.argv[1])):
         if s.get("LeafNodeType") != "It" or s.get("State") == "skipped":
             continue
         text = " ".join(s.get("ContainerHierarchyTexts") or []) + " " + s.get("LeafNodeText", "")
-        print("%-8s %7.1fs  %s" % (s["State"], s.get("RunTime", 0) / 1e9, text))
+        loc = s.get("LeafNodeLocation") or {}
+        where = "%s:%s" % (loc.get("FileName", "").split("/test/e2e/")[-1], loc.get("LineNumber", ""))
+        print("%-8s %7.1fs  %s  (%s)" % (s["State"], s.get("RunTime", 0) / 1e9, text, where))
 PY
 log "area $AREA ($IMPLEMENTATION): exit $rc in ${elapsed}s (log $ELOG, report $REPORT, manager log $MLOG)"
 if ! kill -0 "$MPID" 2>/dev/null; then
