@@ -382,7 +382,11 @@ if [ "$IMPLEMENTATION" = kruise-rs ]; then
   [ "$DAEMON" = unused ] || [ -x "$DAEMON" ] || die "kruise-daemon binary $DAEMON is not executable (KRUISE_DAEMON_BIN)"
 
   log "installing the CRDs, the ClusterRoles and the conversion patches of config/"
-  kubectl apply --server-side --force-conflicts -f config/crd/bases >/dev/null
+  # The Go baseline installs the module proxy's CRDs, which store v1beta1 of kinds (CloneSet,
+  # ContainerRecreateRequest, ...) the tag serves as v1alpha1 only: the API server then refuses
+  # CRDs without that version.
+  kubectl apply --server-side --force-conflicts -f config/crd/bases >/dev/null \
+    || die "applying config/crd/bases failed; if a Kruise CRD stores a version these CRDs lack (after IMPLEMENTATION=openkruise: kubectl get crd -o custom-columns=NAME:.metadata.name,STORED:.status.storedVersions), delete the Kruise CRDs (and with them their objects) or use a fresh testbed"
   kubectl apply --server-side --force-conflicts -f config/rbac >/dev/null
   # A field manager of its own: with the CRDs' one, server-side apply would drop the rest of them.
   kubectl apply --server-side --force-conflicts --field-manager=kruise-conversion -f config/webhook/crd-conversion >/dev/null
