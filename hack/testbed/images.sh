@@ -14,6 +14,8 @@
 #
 # What the kinds do (all run busybox; long-running ones exit on SIGTERM/SIGINT/SIGQUIT):
 #   busybox  sh (the busybox applets: sleep, wget, nc, httpd, dd, ...)
+#            (also centos:7, the main container of OpenKruise's PodProbeMarker specs: `sleep 999d`,
+#            probed with `ps -ef`)
 #   nginx    HTTP on :80 serving /usr/share/nginx/html (index.html), `nginx` on PATH
 #   httpd    HTTP on :80 serving /usr/local/apache2/htdocs (index.html), httpd-foreground
 #   redis    TCP on :6379 (redis-server), no protocol
@@ -33,6 +35,7 @@ busybox 1.37       docker.io/library/busybox:1.37
 busybox e2e-1.29-4 registry.k8s.io/e2e-test-images/busybox:1.29-4
 busybox e2e-1.36.1-1 registry.k8s.io/e2e-test-images/busybox:1.36.1-1
 busybox e2e-1.37.0-2 registry.k8s.io/e2e-test-images/busybox:1.37.0-2
+busybox centos-7   docker.io/library/centos:7
 nginx   alpine     docker.io/library/nginx:alpine docker.io/library/nginx:mainline-alpine
 nginx   latest     docker.io/library/nginx:latest docker.io/library/nginx:mainline
 nginx   stable     docker.io/library/nginx:stable docker.io/library/nginx:stable-alpine
