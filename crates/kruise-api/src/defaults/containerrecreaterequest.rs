@@ -362,7 +362,13 @@ mod tests {
         let mut twice = request(&["app", "app"]);
         inject_pod_into_containerrecreaterequest(&mut twice, &CachedPod::from(&pod()), None)
             .unwrap();
-        assert!(twice.spec.containers.iter().all(|c| c.status_context.is_some()));
+        assert!(
+            twice
+                .spec
+                .containers
+                .iter()
+                .all(|c| c.status_context.is_some())
+        );
         assert_eq!(
             err(&["nope"]),
             InjectPodError::ContainerNotFound("nope".into())
