@@ -113,9 +113,10 @@ pub struct CachedContainer {
     /// request). Boxed: most containers have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Box<Lifecycle>>,
-    /// `ports`: the cache keeps them only for a container whose `preStop` is an `httpGet`
-    /// handler ([`keep_ports_for_http_pre_stop`]; the ContainerRecreateRequest webhook copies
-    /// them into a request, for a handler that names its port).
+    /// `ports`: the cache keeps all of them for a container whose `preStop` is an `httpGet`
+    /// handler (the ContainerRecreateRequest webhook copies them into a request, for a handler
+    /// that names its port) and the named ones of other containers (PodProbeMarker's named
+    /// probe ports); see [`keep_read_ports`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<ContainerPort>>,
 }
@@ -136,6 +137,10 @@ pub struct CachedPodStatus {
     /// `observedGeneration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// `podIP` (the PodProbeMarker controller copies it into the node's NodePodProbe, where
+    /// kruise-daemon's HTTP and TCP probes connect to it).
+    #[serde(default, rename = "podIP", skip_serializing_if = "Option::is_none")]
+    pub pod_ip: Option<String>,
     /// `conditions`, whole (every `PodCondition` field, in a smaller struct).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<CachedPodCondition>>,
@@ -460,19 +465,29 @@ pub fn keep_claim_volumes(volumes: &mut Option<Vec<Volume>>) {
     }
 }
 
-/// What the shared cache keeps of a container's `ports` (kruise-runtime's `slim`): only those of
-/// a container whose `preStop` handler is an `httpGet`, which the ContainerRecreateRequest webhook
-/// copies into a request (OpenKruise's `injectPodIntoContainerRecreateRequest`; the daemon
-/// resolves a named port from them). Other containers' ports are read by nothing.
-pub fn keep_ports_for_http_pre_stop(containers: &mut [CachedContainer]) {
+/// What the shared cache keeps of a container's `ports` (kruise-runtime's `slim`): all of them
+/// for a container whose `preStop` handler is an `httpGet`, which the ContainerRecreateRequest
+/// webhook copies into a request (OpenKruise's `injectPodIntoContainerRecreateRequest`; the
+/// daemon resolves a named port from them); of other containers only the named ports, which the
+/// PodProbeMarker controller resolves a probe's named `httpGet` / `tcpSocket` port against
+/// (OpenKruise's `util.ExtractPort`). Nothing reads an unnamed port of other containers.
+pub fn keep_read_ports(containers: &mut [CachedContainer]) {
     for c in containers {
         let http_pre_stop = c
             .lifecycle
             .as_ref()
             .and_then(|l| l.pre_stop.as_ref())
             .is_some_and(|h| h.http_get.is_some());
-        if !http_pre_stop {
-            c.ports = None;
+        if http_pre_stop {
+            continue;
+        }
+        if let Some(ports) = c.ports.as_mut() {
+            ports.retain(|p| p.name.as_deref().is_some_and(|n| !n.is_empty()));
+            if ports.is_empty() {
+                c.ports = None;
+            } else {
+                ports.shrink_to_fit();
+            }
         }
     }
 }
@@ -625,6 +640,7 @@ impl From<&PodStatus> for CachedPodStatus {
             reason: s.reason.clone(),
             message: s.message.clone(),
             observed_generation: s.observed_generation,
+            pod_ip: s.pod_ip.clone(),
             conditions: s
                 .conditions
                 .as_deref()
@@ -740,7 +756,6 @@ mod tests {
             ("spec", "dnsPolicy"),
             ("spec", "schedulerName"),
             ("spec", "tolerations"),
-            ("status", "podIP"),
             ("status", "qosClass"),
         ] {
             let obj = if path.is_empty() {
@@ -755,8 +770,8 @@ mod tests {
             .unwrap()
             .remove("managedFields");
         let c = want["spec"]["containers"][0].as_object_mut().unwrap();
-        // `ports` decode; the shared cache's slim drops them where no httpGet preStop needs
-        // them (`keep_ports_for_http_pre_stop`).
+        // `ports` decode; the shared cache's slim drops those nothing reads
+        // (`keep_read_ports`).
         c.remove("imagePullPolicy");
         let s = want["status"]["containerStatuses"][0]
             .as_object_mut()

@@ -384,27 +384,41 @@ pub(crate) fn slim<K: Resource + 'static>(obj: &mut K) {
         // The type holds only the fields kruise-rs reads; of the volumes, the claims are.
         if let Some(spec) = pod.spec.as_mut() {
             kruise_api::pod::keep_claim_volumes(&mut spec.volumes);
-            kruise_api::pod::keep_ports_for_http_pre_stop(&mut spec.containers);
+            kruise_api::pod::keep_read_ports(&mut spec.containers);
             if let Some(init) = spec.init_containers.as_mut() {
-                kruise_api::pod::keep_ports_for_http_pre_stop(init);
+                kruise_api::pod::keep_read_ports(init);
             }
         }
     } else if let Some(node) = any.downcast_mut::<k8s_openapi::api::core::v1::Node>() {
         // Of a node's status only `allocatable` is read (the BroadcastJob controller's
-        // resource fit, as OpenKruise's `noderesources.Fits`); the DaemonSet controller reads
-        // names, labels and taints, CloneSet's scale-in spreading the labels. On a real node
+        // resource fit, as OpenKruise's `noderesources.Fits`) and the `Ready` condition; the
+        // DaemonSet controller reads names, labels and taints, CloneSet's scale-in spreading the labels. On a real node
         // the status is most of the object: `status.images` alone lists up to 50 images with
         // every name and size, beside conditions with their messages, capacity, addresses and
         // node info. Code that starts reading more of a node's status must keep it here (a
-        // unit test checks what is kept). Nodes are never written from the cache.
-        node.status = node
-            .status
-            .take()
-            .and_then(|s| s.allocatable)
-            .map(|allocatable| k8s_openapi::api::core::v1::NodeStatus {
-                allocatable: Some(allocatable),
-                ..Default::default()
-            });
+        // unit test checks what is kept). Nodes are never written from the cache. The
+        // NodePodProbe controller reads whether the node is `Ready` (OpenKruise's
+        // `isNodeReady`): of the conditions the `Ready` one's type and status are kept.
+        node.status = node.status.take().and_then(|s| {
+            let ready: Vec<_> = s
+                .conditions
+                .into_iter()
+                .flatten()
+                .filter(|c| c.type_ == "Ready")
+                .map(|c| k8s_openapi::api::core::v1::NodeCondition {
+                    type_: c.type_,
+                    status: c.status,
+                    ..Default::default()
+                })
+                .collect();
+            (s.allocatable.is_some() || !ready.is_empty()).then(|| {
+                k8s_openapi::api::core::v1::NodeStatus {
+                    allocatable: s.allocatable,
+                    conditions: (!ready.is_empty()).then_some(ready),
+                    ..Default::default()
+                }
+            })
+        });
     }
 }
 

@@ -442,25 +442,30 @@ fn slim_keeps_what_readers_use_and_drops_the_rest_of_a_pod_status_and_volumes() 
 }
 
 #[test]
-fn slim_keeps_a_cached_pods_ports_only_for_an_http_pre_stop() {
+fn slim_keeps_a_cached_pods_ports_for_an_http_pre_stop_and_named_ones() {
     let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [
         {"name": "a", "ports": [{"containerPort": 80}],
             "lifecycle": {"preStop": {"httpGet": {"path": "/q", "port": 80}}}},
         {"name": "b", "ports": [{"containerPort": 81}],
             "lifecycle": {"preStop": {"exec": {"command": ["sleep", "1"]}}}},
-        {"name": "c", "ports": [{"containerPort": 82}]}],
+        {"name": "c", "ports": [{"containerPort": 82}, {"name": "http", "containerPort": 8080}]}],
         "initContainers": [{"name": "i", "ports": [{"containerPort": 83}]}]}});
     let mut obj: kruise_api::pod::CachedPod = serde_json::from_value(pod).unwrap();
     crate::cache::slim(&mut obj);
     let spec = obj.spec.unwrap();
-    let ports: Vec<_> = spec.containers.iter().map(|c| c.ports.is_some()).collect();
-    assert_eq!(ports, [true, false, false]);
+    let ports: Vec<Vec<i32>> = spec
+        .containers
+        .iter()
+        .map(|c| c.ports.iter().flatten().map(|p| p.container_port).collect())
+        .collect();
+    assert_eq!(ports, [vec![80], vec![], vec![8080]]);
+    assert!(spec.containers[1].ports.is_none(), "no empty list is kept");
     assert!(spec.containers[1].lifecycle.is_some(), "lifecycle is kept");
     assert!(spec.init_containers.unwrap()[0].ports.is_none());
 }
 
 #[test]
-fn slim_keeps_a_nodes_metadata_spec_and_allocatable_and_drops_the_rest_of_its_status() {
+fn slim_keeps_a_nodes_metadata_spec_allocatable_and_readiness_and_drops_the_rest_of_its_status() {
     use k8s_openapi::api::core::v1::Node;
     let node = json!({"apiVersion": "v1", "kind": "Node",
         "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1", "zone": "a"},
@@ -485,7 +490,8 @@ fn slim_keeps_a_nodes_metadata_spec_and_allocatable_and_drops_the_rest_of_its_st
         .as_object_mut()
         .unwrap()
         .remove("managedFields");
-    want["status"] = json!({"allocatable": {"cpu": "4"}});
+    want["status"] = json!({"allocatable": {"cpu": "4"},
+        "conditions": [{"type": "Ready", "status": "True"}]});
     assert_eq!(serde_json::to_value(&obj).unwrap(), want);
 }
 
