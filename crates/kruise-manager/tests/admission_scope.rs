@@ -758,11 +758,7 @@ async fn pod_webhook_gate_and_unimplemented_gates_are_honoured_and_named() {
     assert_eq!(not_injected_events(&ns).await, 0);
 
     let log = std::fs::read_to_string(&manager.process.log).unwrap();
-    for gate in [
-        "ImagePullJobGate",
-        "PodProbeMarkerGate",
-        "InPlacePodVerticalScaling",
-    ] {
+    for gate in ["ImagePullJobGate", "InPlacePodVerticalScaling"] {
         assert!(
             log.contains(&format!("feature gate {gate}=true:")),
             "no start-up warning for {gate}"
@@ -773,7 +769,7 @@ async fn pod_webhook_gate_and_unimplemented_gates_are_honoured_and_named() {
     assert!(!log.contains("feature gate EnablePodProbeMarkerOnServerless=true:"));
     let metrics = manager.process.metrics_text().await.unwrap_or_default();
     assert!(
-        metrics.contains("kruise_feature_gate_unimplemented{name=\"PodProbeMarkerGate\"} 1"),
+        metrics.contains("kruise_feature_gate_unimplemented{name=\"ImagePullJobGate\"} 1"),
         "{}",
         metrics
             .lines()

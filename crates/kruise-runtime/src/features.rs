@@ -150,8 +150,8 @@ impl Feature {
     pub const fn unimplemented(self) -> Option<&'static str> {
         use Feature::*;
         match self {
-            PodProbeMarkerGate | EnablePodProbeMarkerOnServerless => Some(
-                "PodProbeMarker / NodePodProbe are not implemented: no probes run and no pod conditions are written",
+            EnablePodProbeMarkerOnServerless => Some(
+                "the pod webhook's PodProbeMarker step for serverless pods is not implemented: pods on virtual-kubelet nodes get no kruise.io/podprobe annotation",
             ),
             ImagePullJobGate => Some(
                 "ImagePullJob, ImageListPullJob and NodeImage are not implemented: no image is pulled",
@@ -490,7 +490,7 @@ mod tests {
             .into_iter()
             .map(|(f, _)| f)
             .collect();
-        assert_eq!(defaults, [PodProbeMarkerGate]);
+        assert_eq!(defaults, []);
         let all = FeatureGates::parse("AllAlpha=true,AllBeta=true").expect("parse");
         let missing = enabled_unimplemented(&all);
         assert!(missing.iter().any(|(f, _)| *f == ImagePullJobGate));

@@ -9,8 +9,10 @@ pub mod containerlaunchpriority;
 pub mod containerrecreaterequest;
 pub mod daemonset;
 pub mod ephemeraljob;
+pub mod nodepodprobe;
 pub mod persistentpodstate;
 pub mod poddeletionflowcontrol;
+pub mod podprobemarker;
 pub mod podreadiness;
 pub mod podunavailablebudget;
 pub mod resourcedistribution;
@@ -89,12 +91,17 @@ pub struct ControllerEntry {
     /// early otherwise, e.g. PodUnavailableBudget's without `PodUnavailableBudgetDeleteGate` or
     /// `PodUnavailableBudgetUpdateGate`).
     pub gates: &'static [Feature],
+    /// Feature gates that must all be enabled besides (OpenKruise's NodePodProbe controller
+    /// runs only with both `PodProbeMarkerGate` and `KruiseDaemon`).
+    pub requires: &'static [Feature],
 }
 
 impl ControllerEntry {
-    /// Whether `gates` switch this controller on (see [`ControllerEntry::gates`]).
+    /// Whether `gates` switch this controller on (see [`ControllerEntry::gates`] and
+    /// [`ControllerEntry::requires`]).
     pub fn gated_on(&self, gates: &FeatureGates) -> bool {
-        self.gates.is_empty() || self.gates.iter().any(|g| gates.enabled(*g))
+        (self.gates.is_empty() || self.gates.iter().any(|g| gates.enabled(*g)))
+            && self.requires.iter().all(|g| gates.enabled(*g))
     }
 }
 
@@ -159,6 +166,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["clonesets.apps.kruise.io"],
         webhooks: &["mcloneset.kb.io", "vcloneset.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: statefulset::CONTROLLER_NAME,
@@ -192,6 +200,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["statefulsets.apps.kruise.io"],
         webhooks: &["mstatefulset.kb.io", "vstatefulset.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: daemonset::CONTROLLER_NAME,
@@ -226,6 +235,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["daemonsets.apps.kruise.io"],
         webhooks: &["mdaemonset.kb.io", "vdaemonset.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: broadcastjob::CONTROLLER_NAME,
@@ -254,6 +264,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["broadcastjobs.apps.kruise.io"],
         webhooks: &["mbroadcastjob.kb.io", "vbroadcastjob.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: containerrecreaterequest::CONTROLLER_NAME,
@@ -285,6 +296,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: containerrecreaterequest::CRDS,
         webhooks: &["mcontainerrecreaterequest.kb.io"],
         gates: &[Feature::KruiseDaemon],
+        requires: &[],
     },
     ControllerEntry {
         name: sidecarterminator::CONTROLLER_NAME,
@@ -312,6 +324,70 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: sidecarterminator::CRDS,
         webhooks: &["mcontainerrecreaterequest.kb.io"],
         gates: &[Feature::SidecarTerminator],
+        requires: &[],
+    },
+    ControllerEntry {
+        name: podprobemarker::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(podprobemarker::setup(
+                ctx,
+                flags.workers(podprobemarker::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule("apps.kruise.io", &["podprobemarkers"], READ_WRITE),
+                rule(
+                    "apps.kruise.io",
+                    &["podprobemarkers/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule(
+                    "apps.kruise.io",
+                    &["podprobemarkers/finalizers"],
+                    &["update"],
+                ),
+                rule("apps.kruise.io", &["nodepodprobes"], READ_WRITE),
+                // `patch`: the marks on serverless pods (gate EnablePodProbeMarkerOnServerless).
+                rule("", &["pods"], &["get", "list", "watch", "patch"]),
+                rule("", &["nodes"], READ),
+            ]
+        },
+        workers: Some(3),
+        workers_flag: None,
+        crds: podprobemarker::CRDS,
+        webhooks: &["vpodprobemarker.kb.io"],
+        gates: &[Feature::PodProbeMarkerGate],
+        requires: &[],
+    },
+    ControllerEntry {
+        name: nodepodprobe::CONTROLLER_NAME,
+        setup: |ctx, flags| {
+            Box::pin(nodepodprobe::setup(
+                ctx,
+                flags.workers(nodepodprobe::CONTROLLER_NAME),
+            ))
+        },
+        rules: || {
+            vec![
+                rule("apps.kruise.io", &["nodepodprobes"], READ_WRITE),
+                rule(
+                    "apps.kruise.io",
+                    &["nodepodprobes/status"],
+                    &["get", "patch", "update"],
+                ),
+                rule("apps.kruise.io", &["podprobemarkers"], READ),
+                rule("", &["pods"], READ),
+                rule("", &["pods/status"], &["get", "patch", "update"]),
+                rule("", &["nodes"], READ),
+            ]
+        },
+        workers: Some(3),
+        workers_flag: None,
+        crds: nodepodprobe::CRDS,
+        webhooks: &[],
+        gates: &[Feature::PodProbeMarkerGate],
+        requires: &[Feature::KruiseDaemon],
     },
     ControllerEntry {
         name: sidecarset::CONTROLLER_NAME,
@@ -348,6 +424,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["sidecarsets.apps.kruise.io"],
         webhooks: &["msidecarset.kb.io", "vsidecarset.kb.io", "mpod.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: podunavailablebudget::CONTROLLER_NAME,
@@ -395,6 +472,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             Feature::PodUnavailableBudgetDeleteGate,
             Feature::PodUnavailableBudgetUpdateGate,
         ],
+        requires: &[],
     },
     ControllerEntry {
         name: poddeletionflowcontrol::CONTROLLER_NAME,
@@ -423,6 +501,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &[poddeletionflowcontrol::CRD],
         webhooks: &["vpod.kb.io", "vpodeviction.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: autobudget::CONTROLLER_NAME,
@@ -463,6 +542,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             Feature::PodUnavailableBudgetDeleteGate,
             Feature::PodUnavailableBudgetUpdateGate,
         ],
+        requires: &[],
     },
     ControllerEntry {
         name: advancedcronjob::CONTROLLER_NAME,
@@ -498,6 +578,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: advancedcronjob::CRDS,
         webhooks: &["madvancedcronjob.kb.io", "vadvancedcronjob.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: resourcedistribution::CONTROLLER_NAME,
@@ -528,6 +609,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: resourcedistribution::CRDS,
         webhooks: &["vresourcedistribution.kb.io"],
         gates: &[Feature::ResourceDistributionGate],
+        requires: &[],
     },
     ControllerEntry {
         name: podreadiness::CONTROLLER_NAME,
@@ -543,6 +625,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &[],
         webhooks: &["mpod.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: containerlaunchpriority::CONTROLLER_NAME,
@@ -558,6 +641,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &[],
         webhooks: &["mpod.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: ephemeraljob::CONTROLLER_NAME,
@@ -592,6 +676,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["ephemeraljobs.apps.kruise.io"],
         webhooks: &["vephemeraljobs.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: persistentpodstate::CONTROLLER_NAME,
@@ -632,6 +717,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: &["persistentpodstates.apps.kruise.io"],
         webhooks: &["vpersistentpodstate.kb.io", "mpod.kb.io"],
         gates: &[],
+        requires: &[],
     },
     ControllerEntry {
         name: workloadspread::CONTROLLER_NAME,
@@ -673,6 +759,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
             "vpodeviction.kb.io",
         ],
         gates: &[Feature::WorkloadSpread],
+        requires: &[],
     },
     ControllerEntry {
         name: uniteddeployment::CONTROLLER_NAME,
@@ -712,6 +799,7 @@ pub const REGISTRY: &[ControllerEntry] = &[
         crds: uniteddeployment::CRDS,
         webhooks: &["muniteddeployment.kb.io", "vuniteddeployment.kb.io"],
         gates: &[],
+        requires: &[],
     },
 ];
 

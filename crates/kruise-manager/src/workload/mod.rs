@@ -276,6 +276,77 @@ pub async fn update_pod_status(
     .await
 }
 
+/// [`update_pod_status`] that also writes `updated`'s labels and annotations: `pods/status`
+/// takes them too (the API server's pod status strategy resets only the spec and a few metadata
+/// fields), as OpenKruise's NodePodProbe controller relies on when it puts a probe's marks and
+/// condition in one `UpdateStatus` (openkruise/kruise#1597).
+///
+/// # Errors
+/// The API server's errors (409 when `base` is stale, 404 when the pod is gone).
+pub async fn update_pod_status_and_marks(
+    api: &Api<CachedPod>,
+    base: &CachedPod,
+    updated: &CachedPod,
+) -> Result<CachedPod, kube::Error> {
+    let doc = |p: &CachedPod| {
+        serde_json::json!({
+            "metadata": {"labels": p.metadata.labels, "annotations": p.metadata.annotations},
+            "status": p.status,
+        })
+    };
+    let patch = bound_diff(base, &doc(base), &doc(updated)).map_err(kube::Error::SerdeError)?;
+    api.patch_status(
+        &base.name_any(),
+        &PatchParams::default(),
+        &Patch::Json::<()>(patch),
+    )
+    .await
+}
+
+/// Adds (`add`) or removes `finalizer` on `obj` (OpenKruise's `util.UpdateFinalizer`): a merge
+/// patch of the whole `metadata.finalizers` list bound to `obj`'s resourceVersion, so a stale
+/// `obj` gets 409 Conflict and the pass is retried on the newer object. Nothing is written when
+/// the list already is as asked. Returns the written object (`None`: nothing written, or the
+/// object is gone).
+///
+/// # Errors
+/// The API server's errors but 404.
+pub async fn write_finalizer<K>(
+    api: &Api<K>,
+    obj: &K,
+    finalizer: &str,
+    add: bool,
+) -> Result<Option<K>, kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let mut finalizers = obj.meta().finalizers.clone().unwrap_or_default();
+    if finalizers.iter().any(|f| f == finalizer) == add {
+        return Ok(None);
+    }
+    if add {
+        finalizers.push(finalizer.to_owned());
+    } else {
+        finalizers.retain(|f| f != finalizer);
+    }
+    let patch = serde_json::json!({"metadata": {
+        "finalizers": finalizers,
+        "resourceVersion": obj.meta().resource_version,
+    }});
+    match api
+        .patch(
+            &obj.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(o) => Ok(Some(o)),
+        Err(e) if is_status(&e, 404) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Least time between two writes of one workload's status that change nothing but its replica
 /// counts. OpenKruise writes a changed status on every reconcile; during a fast rollout (no
 /// client throttling) that is several writes per second per workload, each one superseded by
