@@ -6,7 +6,7 @@
 //! It reads its node's NodePodProbe only (field selector `metadata.name=<node>`). On a spec
 //! change (`Controller.sync`) it keeps one worker per (pod namespace, name, UID, IP, container,
 //! probe): new probes start a worker, changed ones update it ([`plan::plan_workers`]), vanished
-//! ones stop it. A worker ([`run_worker`]) probes every `periodSeconds` (at least 1 s; a first
+//! ones stop it. A worker (`run_worker`) probes every `periodSeconds` (at least 1 s; a first
 //! random wait within one period while the daemon started less than a period ago) the newest
 //! runtime container of its name ([`Cri::latest_container_status`]) with [`prober::Prober`],
 //! and stores the result by container ID ([`plan::Results`]) once its threshold is reached. A
