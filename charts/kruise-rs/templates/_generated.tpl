@@ -1240,6 +1240,7 @@ rules:
   - apps.kruise.io
   resources:
   - containerrecreaterequests
+  - nodepodprobes
   verbs:
   - get
   - list
@@ -1248,6 +1249,7 @@ rules:
   - apps.kruise.io
   resources:
   - containerrecreaterequests/status
+  - nodepodprobes/status
   verbs:
   - get
   - patch

@@ -130,6 +130,17 @@ impl RuntimeContainer {
     }
 }
 
+/// The state of a runtime container as its `ContainerStatus` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerRunState {
+    /// Runtime ID (without the `<runtime>://` prefix).
+    pub id: String,
+    /// Whether the state is `CONTAINER_RUNNING`.
+    pub running: bool,
+    /// When it started, ns since the epoch (0 when it never started).
+    pub started_at: i64,
+}
+
 /// What the kubelet recorded on a container for stopping it: the grace period and the preStop
 /// handler (OpenKruise `restoreSpecsFromContainerLabels`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -240,6 +251,51 @@ impl Cri {
         let mut out = self.list(filter).await?;
         out.sort_by_key(|c| std::cmp::Reverse(c.created_at));
         Ok(out)
+    }
+
+    /// The newest runtime container of the pod with UID `pod_uid` whose CRI metadata name is
+    /// `name` (greatest `createdAt`), with its `ContainerStatus` state and start time
+    /// (OpenKruise `podprobe` `fetchLatestPodContainer`). `None` when the pod has no such
+    /// container.
+    ///
+    /// # Errors
+    /// [`CriError::Call`] when `ListContainers` or `ContainerStatus` fails.
+    pub async fn latest_container_status(
+        &self,
+        pod_uid: &str,
+        name: &str,
+    ) -> Result<Option<ContainerRunState>, CriError> {
+        let filter = ContainerFilter {
+            label_selector: HashMap::from([(POD_UID_LABEL.to_owned(), pod_uid.to_owned())]),
+            ..ContainerFilter::default()
+        };
+        let containers = self
+            .client
+            .clone()
+            .list_containers(ListContainersRequest {
+                filter: Some(filter),
+            })
+            .await
+            .map_err(call("ListContainers"))?
+            .into_inner()
+            .containers;
+        let latest = containers
+            .into_iter()
+            .filter(|c| c.metadata.as_ref().is_some_and(|m| m.name == name))
+            .reduce(|a, b| if b.created_at > a.created_at { b } else { a });
+        let Some(latest) = latest else {
+            return Ok(None);
+        };
+        let status = self.status(&latest.id).await?;
+        Ok(Some(ContainerRunState {
+            id: if status.id.is_empty() {
+                latest.id
+            } else {
+                status.id
+            },
+            running: status.state == ContainerState::ContainerRunning as i32,
+            started_at: status.started_at,
+        }))
     }
 
     /// The container with runtime ID `id`, if the runtime has it.

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{ArgAction, Parser};
 use k8s_openapi::api::core::v1::Pod;
-use kruise_api::apps::v1alpha1::ContainerRecreateRequest;
+use kruise_api::apps::v1alpha1::{ContainerRecreateRequest, NodePodProbe};
 use kruise_daemon::containermeta::{self, ContainerMeta, Restarter};
 use kruise_daemon::containerrecreate::{self, ContainerRecreate};
 use kruise_daemon::cri::{Cri, detect_socket};
+use kruise_daemon::podprobe::{self, PodProbe};
 use kruise_runtime::features::{Feature, FeatureGates};
 use kruise_runtime::process::{LogFormat, init_logging};
 use kruise_runtime::runner::{Context, ControllerConfig};
@@ -144,6 +145,22 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         let crr = ContainerRecreate::new(client.clone(), cri.clone(), recorder);
         controllers.push(tokio::spawn(crr.run(ctx.clone(), requests)));
         tracing::info!(controller = containerrecreate::NAME, "started");
+    }
+    if ctx.gates.enabled(Feature::PodProbeMarkerGate) {
+        let probes = ctx
+            .cache
+            .cluster_informer_with_fields::<NodePodProbe>(&podprobe::selector(&args.node_name));
+        let recorder = kruise_runtime::events::EventRecorder::for_component(
+            client.clone(),
+            podprobe::NAME,
+            Some(args.node_name.clone()),
+        );
+        let prober = PodProbe::new(client.clone(), cri.clone(), recorder, &args.node_name)
+            .context("failed to build the pod prober")?;
+        controllers.push(tokio::spawn(prober.run(ctx.clone(), probes)));
+        tracing::info!(controller = podprobe::NAME, "started");
+    } else {
+        tracing::info!("PodProbeMarkerGate is off: NodePodProbes are not probed");
     }
 
     let mut failed = false;

@@ -33,13 +33,29 @@ pub fn containerrecreate_rules() -> Vec<PolicyRule> {
     ]
 }
 
+/// What the pod prober needs: its node's NodePodProbe (informer), its status, and the
+/// `KruiseProbeSucceeded` / `KruiseProbeFailed` Events on pods.
+pub fn podprobe_rules() -> Vec<PolicyRule> {
+    vec![
+        rule("apps.kruise.io", &["nodepodprobes"], READ),
+        rule(
+            "apps.kruise.io",
+            &["nodepodprobes/status"],
+            &["get", "patch", "update"],
+        ),
+        rule("events.k8s.io", &["events"], &["create", "patch"]),
+        rule("", &["events"], &["create", "patch"]),
+    ]
+}
+
 /// The daemon's ClusterRole: every controller it runs.
 pub fn daemon_cluster_role() -> ClusterRole {
     cluster_role(
         CLUSTER_ROLE,
         containermeta_rules()
             .into_iter()
-            .chain(containerrecreate_rules()),
+            .chain(containerrecreate_rules())
+            .chain(podprobe_rules()),
     )
 }
 

@@ -774,6 +774,22 @@ impl SharedCache {
         )
     }
 
+    /// The shared informer of cluster-scoped kind `K` restricted by `field_selector` (e.g.
+    /// kruise-daemon's own NodePodProbe, `metadata.name=<node>`, as OpenKruise's
+    /// `newNodePodProbeInformer`), started on first use and shared by every reader asking for the
+    /// same selector. It gates `/readyz` like [`informer`](Self::informer).
+    pub fn cluster_informer_with_fields<K>(&self, field_selector: &str) -> Informer<K>
+    where
+        K: Cached + Resource<Scope = k8s_openapi::ClusterResourceScope>,
+    {
+        self.get_or_start_scoped(
+            true,
+            Some(format!("fields:{field_selector}")),
+            Some(field_selector.to_owned()),
+            |client, _| Api::all(client),
+        )
+    }
+
     /// The shared informer of namespaced kind `K` restricted by `label_selector` (e.g. kruise-daemon's
     /// ContainerRecreateRequests of its node, `crr.apps.kruise.io/node-name=<node>,
     /// crr.apps.kruise.io/active=true`, as OpenKruise's `newCRRInformer`), started on first use and
