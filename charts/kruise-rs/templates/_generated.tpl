@@ -438,6 +438,64 @@ ephemeraljob:
     - update
   webhooks:
   - vephemeraljobs.kb.io
+nodepodprobe:
+  crds:
+  - nodepodprobes.apps.kruise.io
+  - podprobemarkers.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - nodepodprobes
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - nodepodprobes/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - podprobemarkers
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - pods/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - ''
+    resources:
+    - nodes
+    verbs:
+    - get
+    - list
+    - watch
+  webhooks: []
 persistentpodstate:
   crds:
   - persistentpodstates.apps.kruise.io
@@ -553,6 +611,68 @@ poddeletionflowcontrol:
   webhooks:
   - vpod.kb.io
   - vpodeviction.kb.io
+podprobemarker:
+  crds:
+  - podprobemarkers.apps.kruise.io
+  - nodepodprobes.apps.kruise.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - podprobemarkers
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - podprobemarkers/status
+    verbs:
+    - get
+    - patch
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - podprobemarkers/finalizers
+    verbs:
+    - update
+  - apiGroups:
+    - apps.kruise.io
+    resources:
+    - nodepodprobes
+    verbs:
+    - create
+    - delete
+    - get
+    - list
+    - patch
+    - update
+    - watch
+  - apiGroups:
+    - ''
+    resources:
+    - pods
+    verbs:
+    - get
+    - list
+    - watch
+    - patch
+  - apiGroups:
+    - ''
+    resources:
+    - nodes
+    verbs:
+    - get
+    - list
+    - watch
+  webhooks:
+  - vpodprobemarker.kb.io
 podreadiness:
   crds: []
   rules:

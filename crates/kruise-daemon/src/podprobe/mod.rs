@@ -290,7 +290,7 @@ impl Inner {
 
     fn apply(&self, key: &ProbeKey, op: ResultOp) {
         match op {
-            ResultOp::Remove(id) => self.results.remove(&id),
+            ResultOp::Remove(id) => self.results.remove(&id, &key.probe_name),
             ResultOp::Set {
                 container_id,
                 state,
@@ -459,7 +459,7 @@ async fn run_worker(
         }
     }
     if !state.container_id.is_empty() {
-        inner.results.remove(&state.container_id);
+        inner.results.remove(&state.container_id, &key.probe_name);
     }
 }
 

@@ -249,20 +249,24 @@ pub struct Update {
     pub last_probe_time: jiff::Timestamp,
 }
 
-/// The probe results by runtime container ID (OpenKruise `resultManager`).
+/// The probe results by runtime container ID and probe name (OpenKruise's `resultManager`
+/// keys them by container ID alone, so two probes of one container overwrite each other's
+/// result: the status then flips between them every period and a reset can be lost; keyed by
+/// both, each probe keeps its own result and the status holds the same states without the
+/// churn).
 #[derive(Debug, Default)]
 pub struct Results {
-    map: Mutex<BTreeMap<String, Update>>,
+    map: Mutex<BTreeMap<(String, String), Update>>,
 }
 
 impl Results {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Update>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Update>> {
         self.map
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Stores the result of container `id` at `now` when it is new, its state or message
+    /// Stores the result of probe `key` on container `id` at `now` when it is new, its state or message
     /// changed, or the stored one is [`MAX_SYNC_PROBE_SECONDS`] old; returns whether it did
     /// (then the status must be synced).
     pub fn set(
@@ -274,14 +278,15 @@ impl Results {
         now: jiff::Timestamp,
     ) -> bool {
         let mut map = self.lock();
-        let store = map.get(id).is_none_or(|prev| {
+        let slot = (id.to_owned(), key.probe_name.clone());
+        let store = map.get(&slot).is_none_or(|prev| {
             prev.state != state
                 || prev.message != message
                 || now.duration_since(prev.last_probe_time).as_secs() >= MAX_SYNC_PROBE_SECONDS
         });
         if store {
             map.insert(
-                id.to_owned(),
+                slot,
                 Update {
                     key: key.clone(),
                     state,
@@ -293,12 +298,12 @@ impl Results {
         store
     }
 
-    /// Forgets the result of container `id`.
-    pub fn remove(&self, id: &str) {
-        self.lock().remove(id);
+    /// Forgets the result of probe `probe_name` on container `id`.
+    pub fn remove(&self, id: &str, probe_name: &str) {
+        self.lock().remove(&(id.to_owned(), probe_name.to_owned()));
     }
 
-    /// Every stored result, ordered by container ID.
+    /// Every stored result, ordered by container ID and probe name.
     pub fn list(&self) -> Vec<Update> {
         self.lock().values().cloned().collect()
     }

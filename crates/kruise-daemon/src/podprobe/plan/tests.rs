@@ -263,7 +263,14 @@ fn results_are_stored_when_they_change_or_age() {
     assert!(!r.set("c1", &k, probe_state::SUCCEEDED, "out", ts(1602)));
     assert!(r.set("c1", &k, probe_state::SUCCEEDED, "out", ts(1603)));
     assert_eq!(r.list()[0].last_probe_time, ts(1603));
-    r.remove("c1");
+    // A second probe of the same container keeps its own result.
+    let k2 = key("u1", "q");
+    assert!(r.set("c1", &k2, probe_state::FAILED, "", ts(1604)));
+    assert!(!r.set("c1", &k, probe_state::SUCCEEDED, "out", ts(1605)));
+    assert_eq!(r.list().len(), 2);
+    r.remove("c1", "p");
+    assert_eq!(r.list().len(), 1);
+    r.remove("c1", "q");
     assert!(r.list().is_empty());
 }
 
