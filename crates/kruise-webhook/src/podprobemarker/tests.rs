@@ -186,3 +186,68 @@ fn the_selector_is_immutable() {
         "[spec.selector: Invalid value: \"null\": empty Selector is not valid for PodProbeMarker., spec.probes: Invalid value: null: empty probes is not valid for PodProbeMarker.]"
     );
 }
+
+fn ctx(gates: &str) -> HandlerContext {
+    HandlerContext {
+        gates: kruise_runtime::features::FeatureGates::parse(gates).expect("gates"),
+        lookup: None,
+    }
+}
+
+fn object(spec: Value) -> Value {
+    json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "PodProbeMarker",
+           "metadata": {"name": "m", "namespace": "ns"}, "spec": spec})
+}
+
+#[tokio::test]
+async fn decoding_then_gates_then_rules() {
+    use crate::support::testing::request;
+    let valid =
+        object(json!({"selector": {"matchLabels": {"app": "x"}}, "probes": [probe(json!({}))]}));
+    let req = request(
+        "CREATE",
+        "podprobemarkers",
+        "v1alpha1",
+        Some(valid.clone()),
+        None,
+    );
+    assert!(validate(&req, &ctx("")).await.allowed);
+    // Gates in OpenKruise's order: PodProbeMarkerGate first (KruiseDaemon=false turns it off too).
+    for (gates, which) in [
+        ("PodProbeMarkerGate=false", "PodProbeMarkerGate"),
+        ("KruiseDaemon=false", "PodProbeMarkerGate"),
+        (
+            "PodProbeMarkerGate=true,KruiseDaemon=false",
+            "PodProbeMarkerGate",
+        ),
+    ] {
+        let r = validate(&req, &ctx(gates)).await;
+        assert_eq!((r.allowed, r.result.code), (false, 403), "{gates}");
+        assert_eq!(
+            r.result.message,
+            format!("feature-gate {which} is not enabled")
+        );
+    }
+    // A decoding error wins over the gates.
+    let bad = object(json!({"probes": "x"}));
+    let req = request("CREATE", "podprobemarkers", "v1alpha1", Some(bad), None);
+    let r = validate(&req, &ctx("PodProbeMarkerGate=false")).await;
+    assert_eq!((r.allowed, r.result.code), (false, 400));
+    // UPDATE: the spec rules, then the selector.
+    let mut new = valid.clone();
+    new["spec"]["selector"] = json!({"matchLabels": {"app": "y"}});
+    new["spec"]["probes"][0]["probe"]["periodSeconds"] = json!(-1);
+    let req = request(
+        "UPDATE",
+        "podprobemarkers",
+        "v1alpha1",
+        Some(new),
+        Some(valid),
+    );
+    let r = validate(&req, &ctx("")).await;
+    assert_eq!((r.allowed, r.result.code), (false, 400));
+    assert_eq!(
+        r.result.message,
+        "[spec.probe.periodSeconds: Invalid value: -1: must be greater than or equal to 0, selector: Invalid value: {\"matchLabels\":{\"app\":\"y\"}}: selector must be immutable]"
+    );
+}
