@@ -61,6 +61,7 @@ func kruiseTypes() []byte {
 		reflect.TypeOf(kruisev1alpha1.UnitedDeployment{}),
 		reflect.TypeOf(kruisev1alpha1.PersistentPodState{}),
 		reflect.TypeOf(kruisev1alpha1.ContainerRecreateRequest{}),
+		reflect.TypeOf(kruisev1alpha1.PodProbeMarker{}),
 	}, core)
 }
 

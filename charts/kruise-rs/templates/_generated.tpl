@@ -1208,6 +1208,7 @@ webhooks:
 - vnamespace.kb.io
 - vservice.kb.io
 - vuniteddeployment.kb.io
+- vpodprobemarker.kb.io
 {{- end -}}
 
 {{- /* The manager's rules whatever controllers run: leader election, Events, the webhook server and its certificate/configuration controller. */ -}}
@@ -1963,6 +1964,29 @@ validating:
     - UPDATE
     resources:
     - persistentpodstates
+  sideEffects: None
+  timeoutSeconds: 5
+- admissionReviewVersions:
+  - v1
+  - v1beta1
+  clientConfig:
+    service:
+      name: kruise-webhook-service
+      namespace: {{ .Values.installation.namespace }}
+      path: /validate-apps-kruise-io-podprobemarker
+      port: 443
+  failurePolicy: Fail
+  name: vpodprobemarker.kb.io
+  rules:
+  - apiGroups:
+    - apps.kruise.io
+    apiVersions:
+    - v1alpha1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - podprobemarkers
   sideEffects: None
   timeoutSeconds: 5
 - admissionReviewVersions:

@@ -19,6 +19,7 @@ mod ephemeraljob;
 mod persistentpodstate;
 mod pod_sidecarset;
 mod pod_workloadspread;
+mod podprobemarker;
 mod podunavailablebudget;
 mod resourcedistribution;
 mod sidecarset;
@@ -761,6 +762,11 @@ pub fn all() -> Vec<Corpus> {
             name: "persistentpodstate",
             cases: persistentpodstate::cases(),
             cluster: persistentpodstate::cluster(),
+        },
+        Corpus {
+            name: "podprobemarker",
+            cases: podprobemarker::cases(),
+            cluster: Vec::new(),
         },
         Corpus {
             name: "podunavailablebudget",
@@ -1975,6 +1981,7 @@ mod tests {
             ("deletionprotection", 100),
             ("ephemeraljob", 100),
             ("podunavailablebudget", 100),
+            ("podprobemarker", 150),
             ("persistentpodstate", 100),
             ("resourcedistribution", 100),
             ("workloadspread", 100),

@@ -42,6 +42,7 @@ pub mod lookup;
 pub mod paths;
 pub mod persistentpodstate;
 pub mod pod;
+pub mod podprobemarker;
 pub mod podunavailablebudget;
 pub mod registry;
 pub mod resourcedistribution;

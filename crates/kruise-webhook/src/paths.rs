@@ -50,6 +50,8 @@ pub const VALIDATE_ADVANCEDCRONJOB: &str = "/validate-apps-kruise-io-advancedcro
 pub const VALIDATE_PODUNAVAILABLEBUDGET: &str = "/validate-policy-kruise-io-podunavailablebudget";
 /// PersistentPodState validation.
 pub const VALIDATE_PERSISTENTPODSTATE: &str = "/validate-apps-kruise-io-persistentpodstate";
+/// PodProbeMarker validation (`vpodprobemarker.kb.io`).
+pub const VALIDATE_PODPROBEMARKER: &str = "/validate-apps-kruise-io-podprobemarker";
 /// EphemeralJob validation.
 pub const VALIDATE_EPHEMERALJOB: &str = "/validate-apps-kruise-io-v1alpha1-ephemeraljob";
 /// WorkloadSpread validation.

@@ -13,8 +13,8 @@ use crate::paths;
 use crate::{
     HandlerContext, Request, Response, advancedcronjob, broadcastjob, cloneset,
     containerrecreaterequest, daemonset, deletionprotection, ephemeraljob, persistentpodstate, pod,
-    podunavailablebudget, resourcedistribution, sidecarset, statefulset, uniteddeployment,
-    workloadspread,
+    podprobemarker, podunavailablebudget, resourcedistribution, sidecarset, statefulset,
+    uniteddeployment, workloadspread,
 };
 
 /// An admission handler: `(request, context) → response` (never an error: denials are responses).
@@ -353,6 +353,20 @@ pub const REGISTRY: &[AdmissionEntry] = &[
         skip_control_plane: false,
         gate: None,
         handler: |r, c| Box::pin(persistentpodstate::validate(r, c)),
+    },
+    AdmissionEntry {
+        name: "vpodprobemarker.kb.io",
+        path: paths::VALIDATE_PODPROBEMARKER,
+        webhook_type: WebhookType::Validating,
+        api_group: KRUISE,
+        api_versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "podprobemarkers",
+        skip_control_plane: false,
+        // Served whatever the gates: with PodProbeMarkerGate or KruiseDaemon off it refuses
+        // (403), as OpenKruise's handler does.
+        gate: None,
+        handler: |r, c| Box::pin(podprobemarker::validate(r, c)),
     },
     AdmissionEntry {
         name: "vpodunavailablebudget.kb.io",

@@ -192,6 +192,9 @@ impl GoShaped for kruise_api::policy::v1alpha1::PodUnavailableBudget {
 impl GoShaped for kruise_api::apps::v1alpha1::ContainerRecreateRequest {
     const GO_TYPE: GoType = GoType::ContainerRecreateRequest;
 }
+impl GoShaped for kruise_api::apps::v1alpha1::PodProbeMarker {
+    const GO_TYPE: GoType = GoType::PodProbeMarker;
+}
 impl GoShaped for kruise_api::apps::v1alpha1::PersistentPodState {
     const GO_TYPE: GoType = GoType::PersistentPodState;
 }

@@ -49,6 +49,7 @@ const MIN_CASES: &[(&str, usize)] = &[
     ("persistentpodstate", 350),
     ("pod-sidecarset", 570),
     ("pod-workloadspread", 50),
+    ("podprobemarker", 310),
     ("podunavailablebudget", 100),
     ("resourcedistribution", 160),
     ("workloadspread", 120),

@@ -122,6 +122,7 @@ fn paths_of_kind(kind: &str) -> (Option<&'static str>, Option<&'static str>) {
         ),
         "EphemeralJob" => (None, Some("/validate-apps-kruise-io-v1alpha1-ephemeraljob")),
         "PersistentPodState" => (None, Some("/validate-apps-kruise-io-persistentpodstate")),
+        "PodProbeMarker" => (None, Some("/validate-apps-kruise-io-podprobemarker")),
         "ResourceDistribution" => (
             None,
             Some("/validate-apps-kruise-io-v1alpha1-resourcedistribution"),

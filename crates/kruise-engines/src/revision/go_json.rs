@@ -65,6 +65,8 @@ pub enum GoType {
     UnitedDeployment,
     /// OpenKruise v1.9.0 `apps/v1alpha1.ContainerRecreateRequest`.
     ContainerRecreateRequest,
+    /// OpenKruise v1.9.0 `apps/v1alpha1.PodProbeMarker`.
+    PodProbeMarker,
 }
 
 impl GoType {
@@ -88,6 +90,7 @@ impl GoType {
             GoType::PersistentPodState => "apps/v1alpha1.PersistentPodState",
             GoType::UnitedDeployment => "apps/v1alpha1.UnitedDeployment",
             GoType::ContainerRecreateRequest => "apps/v1alpha1.ContainerRecreateRequest",
+            GoType::PodProbeMarker => "apps/v1alpha1.PodProbeMarker",
         }
     }
 }
