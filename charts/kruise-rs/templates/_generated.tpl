@@ -1208,7 +1208,6 @@ webhooks:
 - vnamespace.kb.io
 - vservice.kb.io
 - vuniteddeployment.kb.io
-- vpodprobemarker.kb.io
 {{- end -}}
 
 {{- /* The manager's rules whatever controllers run: leader election, Events, the webhook server and its certificate/configuration controller. */ -}}

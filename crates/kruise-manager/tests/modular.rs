@@ -63,9 +63,8 @@ async fn only_the_cloneset_crd_and_controllers_cloneset() {
         webhook_names(serde_json::to_value(m).unwrap()),
         ["mcloneset.kb.io"]
     );
-    // And deletion protection (built-in kinds, UnitedDeployments) and PodProbeMarker validation,
-    // which belong to no controller (`vservice`/`vingress` only with gate
-    // ResourcesDeletionProtection, off here).
+    // And deletion protection (built-in kinds, UnitedDeployments), which belongs to no controller
+    // (`vservice`/`vingress` only with gate ResourcesDeletionProtection, off here).
     assert_eq!(
         webhook_names(serde_json::to_value(v).unwrap()),
         [
@@ -75,7 +74,6 @@ async fn only_the_cloneset_crd_and_controllers_cloneset() {
             "vcloneset.kb.io",
             "vcustomresourcedefinition.kb.io",
             "vnamespace.kb.io",
-            "vpodprobemarker.kb.io",
             "vuniteddeployment.kb.io"
         ]
     );

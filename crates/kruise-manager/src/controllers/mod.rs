@@ -106,24 +106,8 @@ impl ControllerEntry {
 }
 
 /// Admission webhooks that belong to no controller and are served whatever `--controllers`
-/// selects: the deletion protection of built-in kinds (their handlers read only the request;
-/// [`kruise_webhook::deletionprotection::WEBHOOKS`], a test keeps the two in step) and the
-/// PodProbeMarker validation.
-pub const ALWAYS_SERVED: &[&str] = &[
-    "vbuiltindeployment.kb.io",
-    "vbuiltinreplicaset.kb.io",
-    "vbuiltinstatefulset.kb.io",
-    "vcustomresourcedefinition.kb.io",
-    "vingress.kb.io",
-    "vnamespace.kb.io",
-    "vservice.kb.io",
-    "vuniteddeployment.kb.io",
-    // PodProbeMarker validation: kruise-rs has no PodProbeMarker controller (yet) to claim it;
-    // OpenKruise validates PodProbeMarkers whatever runs, so it is served always (it refuses
-    // while PodProbeMarkerGate or KruiseDaemon is off). Move it to that controller's entry
-    // when one exists.
-    "vpodprobemarker.kb.io",
-];
+/// selects: the deletion protection of built-in kinds (their handlers read only the request).
+pub const ALWAYS_SERVED: &[&str] = kruise_webhook::deletionprotection::WEBHOOKS;
 
 /// The webhook names of the controllers `enabled` selects (a name may be claimed by several),
 /// and [`ALWAYS_SERVED`].
@@ -828,9 +812,6 @@ mod registry_tests {
     #[test]
     fn controllers_claim_every_webhook_and_name_real_crds() {
         let all = webhooks_of(|_| true);
-        for w in kruise_webhook::deletionprotection::WEBHOOKS {
-            assert!(ALWAYS_SERVED.contains(w), "{w} is deletion protection");
-        }
         for e in kruise_webhook::registry::REGISTRY {
             assert!(all.contains(e.name), "no controller serves {}", e.name);
         }
