@@ -116,7 +116,8 @@ fn marker(name: &str) -> PodProbeMarker {
                         "annotations": {"controller.kubernetes.io/pod-deletion-cost": "-10"}}]
             }, {
                 "name": "port", "containerName": "main",
-                "probe": {"tcpSocket": {"port": "http"}, "periodSeconds": 5}
+                "probe": {"tcpSocket": {"port": "http"}, "periodSeconds": 5},
+                "podConditionType": "game.kruise.io/port"
             }]
         }
     }))
