@@ -113,7 +113,7 @@ async fn pod_probe_markers_probe_containers_on_a_real_node() {
                 "podConditionType": "game.kruise.io/tcp"
             }, {
                 "name": "http", "containerName": "nginx",
-                "probe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1},
+                "probe": {"httpGet": {"path": "/", "port": 80, "scheme": "HTTP"}, "periodSeconds": 1},
                 "podConditionType": "game.kruise.io/http"
             }]
         }
