@@ -25,7 +25,6 @@ use kruise_api::apps::v1alpha1::CloneSet;
 use kruise_api::keys;
 use kruise_e2e::daemon::{TestDaemon, manager_binary_beside};
 use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::rbac::bound_kubeconfig;
 use kruise_e2e::{
     TestEnv, install_crds, kubectl, on_real_node, real_node, wait_for_list, wait_for_object,
 };
@@ -103,21 +102,10 @@ async fn kruise_daemon_reports_runtime_containers_and_completes_in_place_updates
     let spec = ManagerSpec::new(&manager_bin, ns.name());
     let _manager = TestManager::start(spec, TIMEOUT).await;
     // The daemon runs with the generated ClusterRole only (config/rbac/daemon_role.yaml).
-    let bound = bound_kubeconfig(
-        ns.name(),
-        "kruise-daemon",
-        "daemon_role.yaml",
-        "kruise-daemon-role",
-    )
-    .expect("ServiceAccount bound to the generated daemon role");
-    let mut daemon = TestDaemon::start_with_kubeconfig(
-        std::path::Path::new(daemon_bin),
-        &node,
-        &bound.path,
-        TIMEOUT,
-    )
-    .await
-    .expect("kruise-daemon ready");
+    let mut daemon =
+        TestDaemon::start_bound(std::path::Path::new(daemon_bin), &node, ns.name(), TIMEOUT)
+            .await
+            .expect("kruise-daemon ready");
 
     let mut pod_spec = json!({
         "terminationGracePeriodSeconds": 3,

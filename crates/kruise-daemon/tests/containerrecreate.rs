@@ -23,7 +23,6 @@ use kruise_api::apps::v1alpha1::ContainerRecreateRequest;
 use kruise_api::keys;
 use kruise_e2e::daemon::{TestDaemon, manager_binary_beside};
 use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::rbac::bound_kubeconfig;
 use kruise_e2e::{TestEnv, install_crds, on_real_node, real_node, wait_for_object};
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
@@ -90,21 +89,10 @@ async fn container_recreate_requests_recreate_containers_on_a_real_node() {
     let spec = ManagerSpec::new(&manager_bin, ns.name())
         .args(&["--feature-gates", "SidecarTerminator=true"]);
     let _manager = TestManager::start(spec, TIMEOUT).await;
-    let bound = bound_kubeconfig(
-        ns.name(),
-        "kruise-daemon",
-        "daemon_role.yaml",
-        "kruise-daemon-role",
-    )
-    .expect("ServiceAccount bound to the generated daemon role");
-    let _daemon = TestDaemon::start_with_kubeconfig(
-        std::path::Path::new(daemon_bin),
-        &node,
-        &bound.path,
-        TIMEOUT,
-    )
-    .await
-    .expect("kruise-daemon ready");
+    let _daemon =
+        TestDaemon::start_bound(std::path::Path::new(daemon_bin), &node, ns.name(), TIMEOUT)
+            .await
+            .expect("kruise-daemon ready");
 
     let mut spec = json!({
         "terminationGracePeriodSeconds": 7,

@@ -19,7 +19,6 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use kruise_api::apps::v1alpha1::{NodePodProbe, PodProbeMarker};
 use kruise_e2e::daemon::{TestDaemon, manager_binary_beside};
 use kruise_e2e::manager::{ManagerSpec, TestManager};
-use kruise_e2e::rbac::bound_kubeconfig;
 use kruise_e2e::{TestEnv, install_crds, on_real_node, real_node, wait_for, wait_for_object};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -52,21 +51,10 @@ async fn pod_probe_markers_probe_containers_on_a_real_node() {
     let daemon_bin = env!("CARGO_BIN_EXE_kruise-daemon");
     let manager_bin = manager_binary_beside(daemon_bin).expect("kruise-manager binary");
     let _manager = TestManager::start(ManagerSpec::new(&manager_bin, ns.name()), TIMEOUT).await;
-    let bound = bound_kubeconfig(
-        ns.name(),
-        "kruise-daemon",
-        "daemon_role.yaml",
-        "kruise-daemon-role",
-    )
-    .expect("ServiceAccount bound to the generated daemon role");
-    let _daemon = TestDaemon::start_with_kubeconfig(
-        std::path::Path::new(daemon_bin),
-        &node,
-        &bound.path,
-        TIMEOUT,
-    )
-    .await
-    .expect("kruise-daemon ready");
+    let _daemon =
+        TestDaemon::start_bound(std::path::Path::new(daemon_bin), &node, ns.name(), TIMEOUT)
+            .await
+            .expect("kruise-daemon ready");
 
     let npps: Api<NodePodProbe> = Api::all(env.client.clone());
     wait_for_object(

@@ -49,6 +49,9 @@ pub struct TestDaemon {
     pub log: PathBuf,
     /// Its metrics and health address.
     pub addr: SocketAddr,
+    /// The ServiceAccount binding it authenticates with ([`TestDaemon::start_bound`]), deleted
+    /// with it.
+    bound: Option<crate::rbac::BoundKubeconfig>,
 }
 
 impl TestDaemon {
@@ -80,8 +83,33 @@ impl TestDaemon {
             started: 0,
             log: PathBuf::new(),
             addr: SocketAddr::from(([127, 0, 0, 1], free_port())),
+            bound: None,
         };
         d.spawn(timeout).await?;
+        Ok(d)
+    }
+
+    /// [`TestDaemon::start_with_kubeconfig`] as the daemon runs in a cluster: authenticated as
+    /// ServiceAccount `kruise-daemon` of namespace `ns`, bound to the generated
+    /// `kruise-daemon-role` only (`config/rbac/daemon_role.yaml`); the binding lives as long as
+    /// the daemon.
+    ///
+    /// # Errors
+    /// The binding could not be made, or as [`TestDaemon::start`].
+    pub async fn start_bound(
+        binary: &Path,
+        node: &str,
+        ns: &str,
+        timeout: Duration,
+    ) -> Result<Self> {
+        let bound = crate::rbac::bound_kubeconfig(
+            ns,
+            "kruise-daemon",
+            "daemon_role.yaml",
+            "kruise-daemon-role",
+        )?;
+        let mut d = Self::start_with_kubeconfig(binary, node, &bound.path, timeout).await?;
+        d.bound = Some(bound);
         Ok(d)
     }
 
