@@ -93,12 +93,15 @@ case "$AREA" in
     DEFAULT_SKIP='' ;;
   EphemeralJob)
     LABEL='EphemeralJob'
-    # The specs need a kubelet that starts ephemeral containers and reports
-    # ephemeralContainerStatuses, and `test ephemeral container in crr` recreates the target
-    # container through a ContainerRecreateRequest, which kruise-daemon carries out: real nodes
-    # only (untainted without kwok nodes), one daemon on each.
-    DEFAULT_SKIP=''
-    REAL_NODE_DAEMON=1 ;;
+    # The module proxy's v1.9.0 spec posts an apps.kruise.io/v1beta1 ContainerRecreateRequest, a
+    # version the v1.9.0 tag's API (and so kruise-rs' CRDs) lacks: 404 before anything of
+    # kruise-rs runs (the tag's spec, v1alpha1, is what the ContainerRecreateRequest area covers).
+    DEFAULT_SKIP='test ephemeral container in crr'
+    # The other specs need a kubelet that starts ephemeral containers and reports
+    # ephemeralContainerStatuses; their pods carry no toleration, so during the run every pod
+    # goes to the testbed's real node (kwok nodes cordoned, the real-node taint lifted).
+    REAL_NODE_PODS=1
+    REAL_KUBELET_SPECS='succeed job|err command job|error exit job|two ephemeral running job|two job, but to one target|in-place-update|impact main container' ;;
   PersistentPodState)
     # "statefulsetlike node topology" runs only when CRD statefulsetliketests.apps.kruise.io
     # exists; hack/conformance/persistentpodstate/ provides it and the whitelist naming it.
@@ -187,6 +190,7 @@ case "$AREA" in
     LABEL="$AREA"
     DEFAULT_SKIP='' ;;
 esac
+REAL_NODE_PODS="${REAL_NODE_PODS:-0}"
 CI_TESTING_WORKER="${CI_TESTING_WORKER:-0}"
 SKIP="${SKIP-$DEFAULT_SKIP}"
 SKIP_FILE="${SKIP_FILE:-}"
@@ -293,6 +297,11 @@ cleanup() {
     # run or test must not find them.
     kubectl delete --ignore-not-found --wait=false -f "$AREA_SETUP" >/dev/null 2>&1 || true
     log "the area's fixtures ($AREA_SETUP) removed"
+  fi
+  if [ "${real_node_pods_on:-0}" = 1 ]; then
+    for n in $(kubectl get nodes -l type=kwok -o name 2>/dev/null); do kubectl uncordon "$n" >/dev/null 2>&1 || true; done
+    kubectl taint node -l type=real kruise-rs.io/real-node=true:NoSchedule --overwrite >/dev/null 2>&1 || true
+    log "kwok nodes uncordoned, real nodes tainted again"
   fi
   if [ "$started_testbed" = 1 ] && [ "${KEEP_TESTBED:-0}" != 1 ]; then
     log "stopping the testbed this run started"
@@ -529,6 +538,18 @@ KC
   done
 }
 if [ "$REAL_NODE_DAEMON" = 1 ]; then start_daemons; fi
+
+if [ "$REAL_NODE_PODS" = 1 ]; then
+  if kubectl get nodes -l type=real -o name 2>/dev/null | grep -q .; then
+    real_node_pods_on=1
+    for n in $(kubectl get nodes -l type=kwok -o name); do kubectl cordon "$n" >/dev/null; done
+    kubectl taint node -l type=real kruise-rs.io/real-node- >/dev/null 2>&1 || true
+    log "pods of this area run on the real node(s): kwok nodes cordoned, real-node taint lifted"
+  else
+    log "no real node on the testbed (--real-nodes 0): skipping the specs that need a kubelet"
+    SKIP="${SKIP:+$SKIP|}$REAL_KUBELET_SPECS"
+  fi
+fi
 
 ELOG="$STATE/e2e-$AREA$SUFFIX.log"
 REPORT="$STATE/e2e-$AREA$SUFFIX.json"
