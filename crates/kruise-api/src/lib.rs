@@ -27,4 +27,5 @@ pub mod pod;
 pub mod policy;
 pub mod rspolicy;
 pub mod schema;
+pub mod time;
 pub mod validation;

@@ -10,17 +10,12 @@
 //! [`set_defaults_nodeimage`] reads the clock; [`set_defaults_nodeimage_at`] takes the time.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use k8s_openapi::jiff::Timestamp;
 
 use crate::apps::v1alpha1 as a1;
 use crate::apps::v1beta1 as b1;
 use crate::defaults::imagepulljob::{DEFAULT_PULL_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS};
 
-/// The current time truncated to whole seconds (the precision a stored `Time` keeps).
-fn now() -> Time {
-    let secs = Timestamp::now().as_second();
-    Time(Timestamp::from_second(secs).expect("the current time is in range"))
-}
+use crate::time::now;
 
 /// Applies the admission defaults to a v1alpha1 NodeImage, stamping `createdAt` with the
 /// current time.

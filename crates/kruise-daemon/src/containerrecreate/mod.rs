@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::LifecycleHandler;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1alpha1::{
     ContainerRecreateRequest, ContainerRecreateRequestContainerRecreateState,
     container_recreate_request_phase as phase,
@@ -333,10 +332,8 @@ impl ContainerRecreate {
         crr: &ContainerRecreateRequest,
         message: &str,
     ) -> Result<(), Error> {
-        let now = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second())
-            .unwrap_or_else(|_| jiff::Timestamp::now());
         let body = json!({"metadata": {"resourceVersion": crr.resource_version()},
-            "status": {"phase": phase::COMPLETED, "completionTime": Time(now),
+            "status": {"phase": phase::COMPLETED, "completionTime": kruise_api::time::now(),
                 "message": (!message.is_empty()).then_some(message)}});
         self.write_status(api, crr, body).await
     }

@@ -377,17 +377,17 @@ fn pod_update_patch_applies_to_the_full_pod_and_keeps_what_the_cache_dropped() {
                 {"name": "kube-api-access-x", "projected": {"sources": [
                     {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}]}},
                 {"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}}]},
-        "status": {"phase": "Running", "podIP": "10.0.0.1",
+        "status": {"phase": "Running", "podIP": "10.0.0.1", "qosClass": "BestEffort",
             "conditions": [{"type": "Ready", "status": "True"}]}});
     let mut cached: CachedPod = serde_json::from_value(server.clone()).unwrap();
     // What the shared cache keeps of it (kruise-runtime's slim).
     cached.metadata.managed_fields = None;
     let spec = cached.spec.as_mut().unwrap();
     spec.volumes.as_mut().unwrap().remove(0);
-    // (`CachedPod` holds no podIP: the status it keeps is the slim one.)
+    // (`CachedPod` holds no `qosClass`: the status it keeps is the slim one.)
     assert!(
         serde_json::to_value(&cached).unwrap()["status"]
-            .get("podIP")
+            .get("qosClass")
             .is_none()
     );
 

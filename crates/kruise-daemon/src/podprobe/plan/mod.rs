@@ -328,10 +328,7 @@ pub fn is_valid(valid: &HashSet<String>, update: &Update) -> bool {
     valid.contains(&format!("{}/{}", update.key.pod_uid, update.key.probe_name))
 }
 
-/// `t` without its sub-second part (metav1.Time is written in whole seconds).
-pub fn whole_seconds(t: jiff::Timestamp) -> jiff::Timestamp {
-    jiff::Timestamp::from_second(t.as_second()).unwrap_or(t)
-}
+pub use kruise_api::time::whole_seconds;
 
 /// The NodePodProbe status rebuilt from the `current` one and the `updates`
 /// (`syncUpdateNodePodProbeStatus`): states of probes no longer in `spec` are dropped (a pod

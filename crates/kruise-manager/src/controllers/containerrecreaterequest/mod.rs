@@ -28,7 +28,6 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1alpha1::{ContainerRecreateRequest, container_recreate_request_phase};
 use kruise_api::keys;
 use kruise_api::pod::CachedPod;
@@ -205,7 +204,7 @@ async fn perform(
                 "metadata": {"resourceVersion": crr.resource_version()},
                 "status": {
                     "phase": container_recreate_request_phase::COMPLETED,
-                    "completionTime": Time(jiff::Timestamp::now().round(jiff::Unit::Second).unwrap_or_else(|_| jiff::Timestamp::now())),
+                    "completionTime": kruise_api::time::now(),
                     "message": message,
                 }
             });
