@@ -34,6 +34,7 @@
 # ~/.local/state/kruise-rs/testbed-dfp, 17440). When it is not running it is started as
 # `testbed.sh up --real-nodes 1 --nodes 0` and stopped at the end; a testbed that was already
 # running is left running (the namespace, the NodeImage and the binding are removed; the CRDs stay).
+# A testbed started here keeps its data in KRUISE_TESTBED_DIR (`testbed.sh down --wipe` removes it).
 # The table is printed and written to target/kruise-bench/daemon-footprint.txt. Exits non-zero
 # with a reason on failure. The machine's other load is not controlled: run it on a quiet host.
 set -euo pipefail
@@ -323,7 +324,7 @@ by = {(r[0], r[1].split(" ")[0]): r for r in rows}
 watch = next((r for r in rows if r[0] == "baseline" and r[1].startswith("kubectl")), None)
 kubelet = by.get(("baseline", "kubelet"))
 print(f"{pods} pause pods on {node}; idle window {idle} s; client QPS {qps} / burst {burst}")
-print(f"{'case':<12} {'process':<34} {'VmRSS MB':>9} {'VmHWM MB':>9} {'threads':>7} {'CPU % core':>10} {'RSS/watch':>9} {'RSS/kubelet':>11}")
+print(f"{'case':<12} {'process':<34} {'VmRSS MiB':>9} {'VmHWM MiB':>9} {'threads':>7} {'CPU % core':>10} {'RSS/watch':>9} {'RSS/kubelet':>11}")
 for r in rows:
     ratio_w = f"{int(r[2]) / int(watch[2]):.2f}x" if watch else "-"
     ratio_k = f"{int(r[2]) / int(kubelet[2]):.2f}x" if kubelet else "-"
@@ -331,7 +332,10 @@ for r in rows:
 rs = next((r for r in rows if r[0] == "kruise-rs" and r[1].startswith("kruise-daemon")), None)
 go = next((r for r in rows if r[0] == "openkruise" and r[1].startswith("kruise-daemon")), None)
 if rs and go:
-    cpu = f"{float(rs[5]) / float(go[5]):.2f}x" if float(go[5]) > 0 else "-"
+    # Idle CPU is a few clock ticks per minute at most: a ratio of two near-zero counts says
+    # little, so both figures are printed when either is zero.
+    a, b = float(rs[5]), float(go[5])
+    cpu = f"{a / b:.2f}x" if a > 0 and b > 0 else f"{a:.3f} % vs {b:.3f} % of a core"
     print(f"kruise-rs / OpenKruise: VmRSS {int(rs[2]) / int(go[2]):.2f}x, VmHWM {int(rs[3]) / int(go[3]):.2f}x, idle CPU {cpu}")
 PY
 cat "$TABLE"
