@@ -133,11 +133,8 @@ fn markers_for_pod(
     let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
     let node = plan::node_name(pod);
     let kind = state.node_kind(node);
-    let spec = state
-        .probes
-        .store()
-        .get(&ObjectRef::new(node))
-        .map(|n| n.spec.clone());
+    let npp = state.probes.store().get(&ObjectRef::new(node));
+    let spec = npp.as_deref().map(|n| &n.spec);
     state
         .markers
         .in_namespace(namespace)
@@ -145,7 +142,7 @@ fn markers_for_pod(
         .filter(|ppm| plan::applies_to(ppm, pod))
         .filter(|ppm| match kind {
             NodeKind::Missing => false,
-            NodeKind::Normal => plan::pod_needs_pass(pod, spec.as_ref(), ppm),
+            NodeKind::Normal => plan::pod_needs_pass(pod, spec, ppm),
             NodeKind::Serverless => {
                 serverless && plan::serverless_marks(pod, &plan::markers(ppm)).is_some()
             }
