@@ -70,6 +70,7 @@ fi
 [ -x "$DAEMON" ] || die "kruise-daemon binary $DAEMON is not executable (KRUISE_DAEMON_BIN)"
 DAEMON=$(realpath "$DAEMON")
 source hack/testbed/versions.sh
+source hack/conformance/daemon-kubeconfig.sh
 KRUISE_MODULE_VERSION=v1.9.0
 E2E_DIR="$TESTBED_CACHE/openkruise-e2e-$KRUISE_MODULE_VERSION"
 OPENKRUISE_DAEMON_BIN="$E2E_DIR/openkruise-daemon"
@@ -140,42 +141,8 @@ if [ "$OPENKRUISE" = 1 ]; then
     || die "applying OpenKruise's config/daemonconfig failed; see $LOGS/setup.log"
 fi
 binding=1
-kubectl apply -f - >/dev/null <<YAML || die "binding ServiceAccount kruise-system/kruise-daemon failed"
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: kruise-daemon, namespace: kruise-system}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: kruise-daemon-footprint}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kruise-daemon-role}
-subjects: [{kind: ServiceAccount, name: kruise-daemon, namespace: kruise-system}]
-YAML
-token=$(kubectl create token kruise-daemon -n kruise-system --duration 24h) || die "kubectl create token failed"
-server=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
-ca=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
 DKC="$OUT_DIR/daemon-footprint-kubeconfig"
-(umask 077; cat > "$DKC" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: testbed
-  cluster: {server: "$server", certificate-authority: "$ca"}
-users:
-- name: kruise-daemon
-  user: {token: "$token"}
-contexts:
-- name: kruise-daemon
-  context: {cluster: testbed, user: kruise-daemon}
-current-context: kruise-daemon
-KC
-)
-for _ in $(seq 60); do
-  [ "$(kubectl --kubeconfig "$DKC" auth can-i watch pods --all-namespaces 2>/dev/null)" = yes ] && break
-  sleep 1
-done
-[ "$(kubectl --kubeconfig "$DKC" auth can-i watch pods --all-namespaces 2>/dev/null)" = yes ] \
-  || die "ServiceAccount kruise-system/kruise-daemon still cannot watch pods after 60 s"
+daemon_kubeconfig kruise-daemon-footprint "$DKC"
 kubectl apply -f - >/dev/null <<YAML || die "creating NodeImage $NODE failed"
 apiVersion: apps.kruise.io/v1alpha1
 kind: NodeImage

@@ -204,6 +204,8 @@ OPENKRUISE_DAEMON_BIN="$E2E_DIR/openkruise-daemon"
 
 # openkruise_module_dir and build_from_module (shared with hack/bench/daemon-footprint.sh).
 source hack/conformance/openkruise-module.sh
+# daemon_kubeconfig (shared with hack/bench/daemon-footprint.sh).
+source hack/conformance/daemon-kubeconfig.sh
 [ -x "$E2E_BIN" ] || build_from_module "$E2E_BIN" "e2e binary" ./test/e2e test -c
 if [ "$IMPLEMENTATION" = openkruise ]; then
   [ -x "$OPENKRUISE_MANAGER_BIN" ] || build_from_module "$OPENKRUISE_MANAGER_BIN" manager . build
@@ -409,7 +411,7 @@ curl -sf "http://127.0.0.1:$HEALTH/readyz" >/dev/null || die "$MNAME not ready a
 # identity (ServiceAccount kruise-system/kruise-daemon, bound to its ClusterRole only) and the
 # gates of OpenKruise's e2e install (config/manager/manager.yaml: AllAlpha, AllBeta).
 start_daemons() {
-  local nodes n dir tb_state dkc token server ca dport dlog health pid ok i
+  local nodes n dir tb_state dkc dport dlog health pid ok i
   nodes=$(kubectl get nodes -l type=real -o jsonpath='{.items[*].metadata.name}')
   [ -n "$nodes" ] || die "no real node on the testbed (kubectl get nodes -l type=real)"
   tb_state=$(dirname "$KUBECONFIG")
@@ -423,54 +425,9 @@ start_daemons() {
       || die "applying OpenKruise's config/daemonconfig failed; see $STATE/daemon-setup.log"
   fi
   # kruise-rs: config/rbac/daemon_role.yaml; openkruise: its config/rbac (openkruise-manager.sh).
-  kubectl get clusterrole kruise-daemon-role >/dev/null 2>&1 || die "ClusterRole kruise-daemon-role is missing"
   daemon_binding=1
-  kubectl apply -f - >/dev/null <<YAML || die "binding ServiceAccount kruise-system/kruise-daemon failed"
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: kruise-daemon
-  namespace: kruise-system
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: kruise-conformance-daemon
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: kruise-daemon-role
-subjects:
-- kind: ServiceAccount
-  name: kruise-daemon
-  namespace: kruise-system
-YAML
-  token=$(kubectl create token kruise-daemon -n kruise-system --duration 24h) || die "kubectl create token failed"
-  server=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
-  ca=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
   dkc="$STATE/daemon-kubeconfig"
-  (umask 077; cat > "$dkc" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: testbed
-  cluster: {server: "$server", certificate-authority: "$ca"}
-users:
-- name: kruise-daemon
-  user: {token: "$token"}
-contexts:
-- name: kruise-daemon
-  context: {cluster: testbed, user: kruise-daemon}
-current-context: kruise-daemon
-KC
-  )
-  # The API server authorizes from an informer of bindings: wait until the binding is effective.
-  for i in $(seq 60); do
-    [ "$(kubectl --kubeconfig "$dkc" auth can-i watch pods --all-namespaces 2>/dev/null)" = yes ] && break
-    sleep 1
-  done
-  [ "$(kubectl --kubeconfig "$dkc" auth can-i watch pods --all-namespaces 2>/dev/null)" = yes ] \
-    || die "ServiceAccount kruise-system/kruise-daemon still cannot watch pods after 60 s"
+  daemon_kubeconfig kruise-conformance-daemon "$dkc"
   if [ "$IMPLEMENTATION" = openkruise ] && [ ! -d /hostvarrun ]; then
     mkdir /hostvarrun || die "cannot create /hostvarrun (the Go kruise-daemon's mount point; needs root)"
     created_hostvarrun=1
