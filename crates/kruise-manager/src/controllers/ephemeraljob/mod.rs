@@ -56,7 +56,7 @@ use kruise_runtime::events::object_ref;
 use kruise_runtime::runner::{self as runtime, Context};
 
 use crate::scaffold;
-use crate::workload::is_status;
+use crate::workload::{is_status, write_finalizer};
 
 pub use crate::scaffold::Error;
 
@@ -200,31 +200,6 @@ fn jobs_api(ctx: &Context, job: &EphemeralJob) -> Api<EphemeralJob> {
     Api::namespaced(ctx.client.clone(), job.namespace().as_deref().unwrap_or(""))
 }
 
-/// Sets `metadata.finalizers` to `finalizers`, bound to the job's resourceVersion (a conflict
-/// fails the pass, which is retried on the newer job).
-async fn write_finalizers(
-    ctx: &Context,
-    job: &EphemeralJob,
-    finalizers: Vec<String>,
-) -> Result<Option<EphemeralJob>, Error> {
-    let patch = json!({"metadata": {
-        "finalizers": finalizers,
-        "resourceVersion": job.resource_version(),
-    }});
-    match jobs_api(ctx, job)
-        .patch(
-            &job.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await
-    {
-        Ok(j) => Ok(Some(j)),
-        Err(e) if is_status(&e, 404) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// One pass over one job (see the module documentation).
 pub async fn reconcile(
     job: Arc<EphemeralJob>,
@@ -245,22 +220,27 @@ pub async fn reconcile(
                 .filter(|p| plan::selects(&job, p) && plan::contains(&job, p).1)
                 .count();
             info!(ejob = %key, pods = injected, "ephemeral containers cannot be removed from pods; they run to their end");
-            let rest: Vec<String> = job
-                .finalizers()
-                .iter()
-                .filter(|f| *f != keys::EPHEMERAL_CONTAINERS_CLEANUP_FINALIZER)
-                .cloned()
-                .collect();
-            write_finalizers(&ctx, &job, rest).await?;
+            write_finalizer(
+                &jobs_api(&ctx, &job),
+                job.as_ref(),
+                keys::EPHEMERAL_CONTAINERS_CLEANUP_FINALIZER,
+                false,
+            )
+            .await?;
         }
         return Ok(Action::await_change());
     }
     let job = if has_finalizer {
         job
     } else {
-        let mut finalizers = job.finalizers().to_vec();
-        finalizers.push(keys::EPHEMERAL_CONTAINERS_CLEANUP_FINALIZER.to_string());
-        match write_finalizers(&ctx, &job, finalizers).await? {
+        match write_finalizer(
+            &jobs_api(&ctx, &job),
+            job.as_ref(),
+            keys::EPHEMERAL_CONTAINERS_CLEANUP_FINALIZER,
+            true,
+        )
+        .await?
+        {
             Some(j) => Arc::new(j),
             None => return Ok(Action::await_change()),
         }
