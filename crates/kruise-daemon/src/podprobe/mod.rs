@@ -9,8 +9,8 @@
 //! ones stop it. A worker (`run_worker`) probes every `periodSeconds` (at least 1 s; a first
 //! random wait within one period while the daemon started less than a period ago) the newest
 //! runtime container of its name ([`Cri::latest_container_status`]) with [`prober::Prober`],
-//! and stores the result by container ID ([`plan::Results`]) once its threshold is reached. A
-//! stored change (or an unchanged result 600 s old) makes the status sync
+//! and stores the result by container ID and probe ([`plan::Results`]) once its threshold is
+//! reached. A stored change (or an unchanged result 600 s old) makes the status sync
 //! ([`plan::rebuild_status`]) record a `KruiseProbeSucceeded` / `KruiseProbeFailed` Event on the
 //! pod for every result and replace the status when it changed; a failed write is retried with
 //! backoff from 500 ms to about 50 s (OpenKruise's rate limiter).
